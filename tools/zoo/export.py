@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Write the brisk model zoo: <name>.pt, <name>.inputs.pt, <name>.inputs2.pt, <name>.expected.pt.
+
+Usage: /usr/bin/python3 export.py --out DIR [--only NAME ...] [--verbose]
+
+Every model is saved with torch.jit.save, reloaded with torch.jit.load and checked
+against the eager module on both input sets (allclose rtol=1e-5, atol=1e-6); the reloaded
+module must also survive torch.jit.freeze and run. See README.md for the file format.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+# Python's hash randomization changes the order in which TorchScript prints module
+# __constants__ (a set), so the saved archives differ run to run without a fixed seed.
+if os.environ.get("PYTHONHASHSEED") != "0":
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.execv(sys.executable, [sys.executable] + sys.argv)
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import torch  # noqa: E402
+
+# Load models.py through a cwd-relative path when possible: TorchScript stores the
+# source file name in the archives' debug info, and a relative name ("tools/zoo/models.py"
+# from the workspace root or Bazel's execroot) keeps the output independent of the
+# sandbox directory.
+sys.dont_write_bytecode = True
+
+
+def _import_models():
+    import types
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.py")
+    rel = os.path.relpath(path)
+    name = path if rel.startswith("..") else rel
+    with open(path) as f:
+        code = compile(f.read(), name, "exec")
+    mod = types.ModuleType("models")
+    mod.__file__ = name
+    sys.modules["models"] = mod
+    exec(code, mod.__dict__)
+    return mod
+
+
+models = _import_models()
+
+RTOL = 1e-5
+ATOL = 1e-6
+
+
+def _assert_close(a, b, what):
+    if isinstance(a, torch.Tensor):
+        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+            raise AssertionError(f"{what}: tensor mismatch {type(b)}")
+        if not torch.allclose(a, b, rtol=RTOL, atol=ATOL):
+            raise AssertionError(f"{what}: max abs diff {(a - b).abs().max().item()}")
+    elif isinstance(a, (list, tuple)):
+        if not isinstance(b, (list, tuple)) or len(a) != len(b):
+            raise AssertionError(f"{what}: sequence mismatch")
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_close(x, y, f"{what}[{i}]")
+    elif isinstance(a, dict):
+        if not isinstance(b, dict) or sorted(a) != sorted(b):
+            raise AssertionError(f"{what}: dict keys mismatch")
+        for k in a:
+            _assert_close(a[k], b[k], f"{what}[{k!r}]")
+    else:
+        if a != b:
+            raise AssertionError(f"{what}: {a!r} != {b!r}")
+
+
+def _run(m, inputs):
+    args, kwargs = inputs
+    with torch.no_grad():
+        return m(*args, **kwargs)
+
+
+def export_one(name, out_dir, verbose=False):
+    t0 = time.time()
+    z = models.MODELS[name]()
+    path = os.path.join(out_dir, name + ".pt")
+    torch.jit.save(z.scripted, path)
+
+    loaded = torch.jit.load(path).eval()
+    frozen = torch.jit.freeze(torch.jit.load(path).eval())
+    expected = None
+    for tag, inputs in (("inputs", z.inputs), ("inputs2", z.inputs2)):
+        ref = _run(z.eager, inputs)
+        got = _run(loaded, inputs)
+        _assert_close(ref, got, f"{name}/{tag}/loaded")
+        _assert_close(ref, _run(frozen, inputs), f"{name}/{tag}/frozen")
+        args, kwargs = inputs
+        torch.save({"args": list(args), "kwargs": dict(kwargs)},
+                   os.path.join(out_dir, f"{name}.{tag}.pt"))
+        if expected is None:
+            expected = got
+    torch.save(expected, os.path.join(out_dir, name + ".expected.pt"))
+
+    n_nodes = len(list(frozen.graph.nodes()))
+    if verbose:
+        kinds = sorted({n.kind() for n in frozen.graph.nodes()})
+        print(f"{name}: frozen nodes={n_nodes} ({time.time() - t0:.1f}s) kinds={kinds}")
+    else:
+        print(f"{name}: ok, frozen nodes={n_nodes} ({time.time() - t0:.1f}s)")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--out", required=True)
+    p.add_argument("--only", nargs="+", choices=list(models.MODELS), default=None)
+    p.add_argument("--verbose", action="store_true")
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
+    os.makedirs(a.out, exist_ok=True)
+    for name in a.only or list(models.MODELS):
+        export_one(name, a.out, a.verbose)
+
+
+if __name__ == "__main__":
+    main()
