@@ -1,0 +1,84 @@
+#include "core/runtime.h"
+
+#include <ATen/core/grad_mode.h>
+
+#include "core/error.h"
+#include "core/execution_plan.h"
+#include "core/graph.h"
+#include "core/module.h"
+
+namespace brisk {
+
+Runtime::Runtime(const Module& module, std::shared_ptr<const Module> keepalive)
+    : module_(&module), keepalive_(std::move(keepalive)), plan_(module.plan()), slots_(plan_.num_slots) {
+  for (const auto& [slot, value] : plan_.constants) slots_[slot] = value;
+  for (uint32_t p : plan_.blocks.front().params) input_ptrs_.push_back(&slots_[p]);
+}
+
+Runtime::~Runtime() = default;
+
+void Runtime::runBlock(const ExecBlock& block) {
+  c10::IValue* slots = slots_.data();
+  const uint32_t* idx = plan_.indices.data();
+  const Step* step = block.steps.data();
+  const Step* const end = step + block.steps.size();
+  try {
+    for (; step != end; ++step) {
+      KernelContext ctx(*this, slots, idx + step->in_begin, step->num_in, idx + step->out_begin, step->num_out);
+      step->kernel->run(ctx);
+      const uint32_t* rel = idx + step->release_begin;
+      for (uint32_t i = 0; i < step->num_release; ++i) slots[rel[i]] = c10::IValue();
+    }
+  } catch (const Error& e) {
+    // An error from a nested block already names its node.
+    if (e.namesNode()) throw;
+    throw e.withNode(step->node->describe(), step->node->key());
+  } catch (const std::exception& e) {
+    throw Error(Error::Where{"", step->node->describe(), step->node->key()}, describeException(e));
+  }
+}
+
+void Runtime::cleanup() {
+  for (uint32_t s : plan_.cleanup) slots_[s] = c10::IValue();
+  stack_.clear();
+  scratch_.clear();
+}
+
+c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs) {
+  // Inference only: no autograd graph is recorded (models whose code checks
+  // grad mode, like TransformerEncoder's fast path, take their inference branch).
+  at::AutoGradMode no_grad(false);
+  const Signature& sig = module_->signature();
+  const bool strict = module_->options().strict_inputs;
+  const ExecBlock& top = plan_.blocks.front();
+  std::vector<TensorSpec> observed;
+  c10::IValue result;
+  try {
+    sig.bind(args, kwargs, input_ptrs_.data());
+    if (strict) {
+      sig.checkTensors(input_ptrs_.data());
+      if (!sig.learned()) observed = sig.observe(input_ptrs_.data());
+    }
+    runBlock(top);
+    if (top.returns.size() == 1) {
+      result = top.return_is_local[0] ? std::move(slots_[top.returns[0]]) : slots_[top.returns[0]];
+    } else {
+      std::vector<c10::IValue> outs;
+      for (size_t i = 0; i < top.returns.size(); ++i)
+        outs.push_back(top.return_is_local[i] ? std::move(slots_[top.returns[i]]) : slots_[top.returns[i]]);
+      result = c10::ivalue::Tuple::create(std::move(outs));
+    }
+  } catch (const Error& e) {
+    cleanup();
+    throw e.withModel(module_->name());
+  } catch (const std::exception& e) {
+    cleanup();
+    throw Error(Error::Where{module_->name(), "", ""}, describeException(e));
+  }
+  cleanup();
+  if (!observed.empty()) sig.learn(observed);
+  ++runs_;
+  return result;
+}
+
+}  // namespace brisk
