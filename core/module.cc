@@ -117,6 +117,10 @@ std::unique_ptr<Kernel> ModuleBuilder::chooseKernel(const Node& node) {
       k->setProvider("torchscript");
       return k;
     }
+    // Ops the interpreter runs as instructions (prim::ListConstruct, ...) have no JIT
+    // operator to fall back to: core's native kernel is the only way to run them.
+    if (o.fallback_only)
+      if (auto k = tryRegistry(registries_.native, ctx)) return k;
   } catch (const Error& e) {
     throw e.withModel(m_.name_).withNode(node.describe(), node.key());
   } catch (const std::exception& e) {

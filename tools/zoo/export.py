@@ -25,6 +25,9 @@ os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 import torch  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import jit_pickle  # noqa: E402
+
 # Load models.py through a cwd-relative path when possible: TorchScript stores the
 # source file name in the archives' debug info, and a relative name ("tools/zoo/models.py"
 # from the workspace root or Bazel's execroot) keeps the output independent of the
@@ -94,11 +97,11 @@ def export_one(name, out_dir, verbose=False):
         _assert_close(ref, got, f"{name}/{tag}/loaded")
         _assert_close(ref, _run(frozen, inputs), f"{name}/{tag}/frozen")
         args, kwargs = inputs
-        torch.save({"args": list(args), "kwargs": dict(kwargs)},
-                   os.path.join(out_dir, f"{name}.{tag}.pt"))
+        jit_pickle.save({"args": list(args), "kwargs": dict(kwargs)},
+                        os.path.join(out_dir, f"{name}.{tag}.pt"))
         if expected is None:
             expected = got
-    torch.save(expected, os.path.join(out_dir, name + ".expected.pt"))
+    jit_pickle.save(expected, os.path.join(out_dir, name + ".expected.pt"))
 
     n_nodes = len(list(frozen.graph.nodes()))
     if verbose:

@@ -1,0 +1,26 @@
+#pragma once
+// Shared helpers so each model test reads like a specification:
+//   expectMatchesJit(zooModel("mlp"), options);
+#include <string>
+#include <vector>
+
+#include "core/model_inputs.h"
+#include "core/options.h"
+#include "tools/ivalue_compare.h"
+
+namespace brisk::testing {
+
+// Path of a zoo file in the test's runfiles ("mlp" -> .../tools/zoo/mlp.pt).
+std::string zooModel(const std::string& name);
+std::string zooFile(const std::string& file);
+// A file under the test's runfiles root ("brisk/..." is prepended).
+std::string runfile(const std::string& path);
+
+// Loads the model with brisk and with the TorchScript interpreter, then for each
+// inputs file (default: <model>.inputs.pt and, if given, more): runs brisk three
+// times, checking every output against the interpreter's and that the inputs are left
+// unchanged. Reports failures through gtest.
+void expectMatchesJit(const std::string& model_path, const Options& options,
+                      const std::vector<std::string>& input_files, Tolerance tol = {});
+
+}  // namespace brisk::testing
