@@ -1,0 +1,10 @@
+#pragma once
+#include "core/plugin.h"
+
+namespace brisk::ops_cpu {
+
+// Each defined in its own folder (out/registration.cc, native/registration.cc).
+void registerOutVariantKernels(PluginRegistrar& r);
+void registerNativeKernels(PluginRegistrar& r);
+
+}  // namespace brisk::ops_cpu

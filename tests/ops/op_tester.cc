@@ -1,0 +1,65 @@
+#include "tests/ops/op_tester.h"
+
+#include <gtest/gtest.h>
+#include <torch/csrc/jit/api/function_impl.h>
+#include <torch/csrc/jit/ir/irparser.h>
+
+#include "core/graph.h"
+#include "core/model_inputs.h"
+#include "core/module.h"
+#include "core/runtime.h"
+
+namespace brisk::testing {
+namespace {
+
+c10::IValue runReference(torch::jit::GraphFunction& fn, const std::vector<c10::IValue>& in) {
+  at::AutoGradMode no_grad(false);
+  std::vector<c10::IValue> stack;
+  for (const auto& v : in) stack.push_back(cloneInputs(ModelInputs{{v}, {}}).args[0]);
+  fn.run(stack);
+  if (stack.size() == 1) return stack[0];
+  return c10::ivalue::Tuple::create(std::move(stack));
+}
+
+}  // namespace
+
+void OpTester::run() {
+  auto module = Module::fromIR(ir_, options_, "op-test");
+  for (const auto& [key, kind] : expected_) {
+    bool found = false;
+    for (const NodeKernelInfo& info : module->kernelReport()) {
+      if (info.op != key) continue;
+      found = true;
+      EXPECT_EQ(kernelKindName(info.kind), std::string(kernelKindName(kind)))
+          << key << " is served by " << info.provider << " (" << info.detail << ")";
+    }
+    EXPECT_TRUE(found) << "no node " << key << " in:\n" << module->graph().str();
+  }
+  auto g = std::make_shared<torch::jit::Graph>();
+  torch::jit::parseIR(ir_, g.get());
+  torch::jit::GraphFunction reference("reference", g, nullptr);
+  auto runtime = module->createRuntime();
+  for (int round = 0; round < 2; ++round) {
+    for (size_t s = 0; s < input_sets_.size(); ++s) {
+      SCOPED_TRACE("input set " + std::to_string(s) + ", round " + std::to_string(round));
+      const std::vector<c10::IValue>& in = input_sets_[s];
+      ModelInputs pristine = cloneInputs(ModelInputs{in, {}});
+      c10::IValue expected = runReference(reference, in);
+      for (int rep = 0; rep < 2; ++rep) {
+        c10::IValue actual = runtime->run(cloneInputs(ModelInputs{in, {}}).args);
+        if (actual.isTuple() && !expected.isTuple() && actual.toTupleRef().elements().size() == 1)
+          actual = actual.toTupleRef().elements()[0];
+        EXPECT_EQ(compareIValues(actual, expected, tol_), "") << "rep " << rep;
+      }
+      // The same inputs object run directly must be left unchanged.
+      std::vector<c10::IValue> shared = in;
+      runtime->run(shared);
+      EXPECT_EQ(compareIValues(c10::ivalue::Tuple::create(in), c10::ivalue::Tuple::create(pristine.args),
+                               Tolerance{0, 0}, "inputs"),
+                "")
+          << "the op modified its inputs";
+    }
+  }
+}
+
+}  // namespace brisk::testing
