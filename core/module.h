@@ -12,6 +12,7 @@
 #include "core/execution_plan.h"
 #include "core/kernel.h"
 #include "core/options.h"
+#include "core/runtime.h"
 #include "core/runtime_pool.h"
 #include "core/signature.h"
 

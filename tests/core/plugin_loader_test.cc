@@ -1,0 +1,107 @@
+// The plugin loader: a working plugin registers a kernel that is then chosen and run;
+// a missing file, a .so without the entry point and a plugin built for another ABI
+// version are refused with errors that name the file and the reason.
+#include <ATen/ATen.h>
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "core/kernel_registry.h"
+#include "core/module.h"
+#include "core/plugin_loader.h"
+#include "tests/testing/model_check.h"
+
+namespace brisk {
+namespace {
+
+const char* kIR = R"IR(
+graph(%a : Tensor, %b : Tensor):
+  %c : Tensor = aten::atan2(%a, %b)
+  %d : Tensor = aten::mul(%c, %c)
+  return (%d)
+)IR";
+
+std::string pluginFile(const std::string& name) { return testing::runfile("tests/plugins/" + name); }
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PluginLoader, RegisteredKernelIsChosenAndRun) {
+  Registries registries;
+  Options options;
+  options.plugins = {pluginFile("libbrisk_test_plugin.so")};
+  auto module = Module::fromIR(kIR, options, "atan2", &registries);
+  bool found = false;
+  for (const auto& info : module->kernelReport()) {
+    if (info.op != "aten::atan2") continue;
+    found = true;
+    EXPECT_EQ(info.kind, KernelKind::kOutVariant);
+    EXPECT_EQ(info.provider, "test_plugin");
+    EXPECT_EQ(info.detail, "counting atan2");
+  }
+  EXPECT_TRUE(found);
+
+  void* handle = dlopen(pluginFile("libbrisk_test_plugin.so").c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  auto calls = reinterpret_cast<int64_t (*)()>(dlsym(handle, "brisk_test_plugin_calls"));
+  ASSERT_NE(calls, nullptr);
+  const int64_t before = calls();
+  at::Tensor a = at::randn({3, 4}), b = at::randn({3, 4});
+  for (int i = 0; i < 3; ++i) {
+    at::Tensor out = module->run({a, b}).toTensor();
+    EXPECT_TRUE(at::allclose(out, at::atan2(a, b) * at::atan2(a, b)));
+  }
+  EXPECT_EQ(calls() - before, 3);
+}
+
+TEST(PluginLoader, OtherRegistriesAreUntouched) {
+  Registries with_plugin, without;
+  loadPlugin(pluginFile("libbrisk_test_plugin.so"), {}, with_plugin);
+  EXPECT_FALSE(with_plugin.out_variant.lookup("aten::atan2").empty());
+  EXPECT_TRUE(without.out_variant.lookup("aten::atan2").empty());
+}
+
+TEST(PluginLoader, MissingFileIsAnError) {
+  Registries registries;
+  std::string msg = errorOf([&] { loadPlugin("/nonexistent/libbrisk_nothing.so", {}, registries); });
+  EXPECT_NE(msg.find("/nonexistent/libbrisk_nothing.so"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("not found"), std::string::npos) << msg;
+  msg = errorOf([&] { loadPlugin("no_such_plugin", {}, registries); });
+  EXPECT_NE(msg.find("no_such_plugin"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("searched"), std::string::npos) << msg;
+}
+
+TEST(PluginLoader, MissingEntryPointIsAnError) {
+  Registries registries;
+  std::string msg = errorOf([&] { loadPlugin(pluginFile("libbrisk_no_entry.so"), {}, registries); });
+  EXPECT_NE(msg.find("libbrisk_no_entry.so"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("brisk_plugin_entry"), std::string::npos) << msg;
+}
+
+TEST(PluginLoader, OtherAbiVersionIsRefused) {
+  Registries registries;
+  std::string msg = errorOf([&] { loadPlugin(pluginFile("libbrisk_test_plugin_abi999.so"), {}, registries); });
+  EXPECT_NE(msg.find("libbrisk_test_plugin_abi999.so"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("brisk ABI 999"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("rebuild"), std::string::npos) << msg;
+  // Nothing was registered.
+  EXPECT_TRUE(registries.out_variant.lookup("aten::atan2").empty());
+}
+
+TEST(PluginLoader, ModuleLoadNamesModelAndPlugin) {
+  Registries registries;
+  Options options;
+  options.plugins = {pluginFile("libbrisk_test_plugin_abi999.so")};
+  std::string msg = errorOf([&] { Module::fromIR(kIR, options, "my-model", &registries); });
+  EXPECT_NE(msg.find("my-model"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("abi999"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace brisk

@@ -1,0 +1,36 @@
+// A plugin for the loader tests: registers an out-variant kernel for aten::atan2 that
+// counts its calls (read by the test through brisk_test_plugin_calls).
+#include <ATen/ATen.h>
+#include <ATen/CPUFunctions.h>
+
+#include <atomic>
+
+#include "core/plugin.h"
+
+namespace {
+
+std::atomic<int64_t> calls{0};
+
+class CountingAtan2 final : public brisk::Kernel {
+ public:
+  CountingAtan2() : Kernel(brisk::KernelKind::kOutVariant) {}
+  void run(brisk::KernelContext& ctx) const override {
+    ++calls;
+    c10::IValue& out = ctx.output(0);
+    if (out.isTensor()) {
+      at::Tensor& t = out.toTensor();
+      at::cpu::atan2_out(t, ctx.tensor(0), ctx.tensor(1));
+    } else {
+      out = at::cpu::atan2(ctx.tensor(0), ctx.tensor(1));
+    }
+  }
+  std::string describe() const override { return "counting atan2"; }
+};
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int64_t brisk_test_plugin_calls() { return calls.load(); }
+
+BRISK_PLUGIN(registrar) {
+  registrar.outVariant("aten::atan2", [](brisk::KernelBuildContext&) { return std::make_unique<CountingAtan2>(); });
+}

@@ -1,0 +1,63 @@
+#include "tools/cli/common.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "core/plugin_loader.h"
+#include "tools/cli/flags.h"
+#include "tools/cli/json.h"
+
+namespace brisk::cli {
+
+double nowSeconds() {
+  using Clock = std::chrono::steady_clock;
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+LoadedModel loadModel(const std::string& model_arg, const Options& options) {
+  LoadedModel m;
+  m.location = locateModel(model_arg);
+  double t0 = nowSeconds();
+  m.module = Module::load(m.location.path, options);
+  m.load_ms = (nowSeconds() - t0) * 1e3;
+  return m;
+}
+
+std::string describeStats(const ModuleStats& s) {
+  std::string out = "nodes=" + std::to_string(s.nodes);
+  for (int k = 0; k < kNumKernelKinds; ++k)
+    out += std::string(" ") + kernelKindName(static_cast<KernelKind>(k)) + "=" +
+           std::to_string(s.kernels_by_kind[k]);
+  return out;
+}
+
+std::string statsJson(const ModuleStats& s) {
+  json::Object kinds;
+  for (int k = 0; k < kNumKernelKinds; ++k)
+    kinds.add(kernelKindName(static_cast<KernelKind>(k)), json::num(static_cast<long long>(s.kernels_by_kind[k])));
+  return json::Object()
+      .add("nodes", json::num(static_cast<long long>(s.nodes)))
+      .add("kernels_by_kind", kinds.done())
+      .add("retained_values", json::num(static_cast<long long>(s.retained_values)))
+      .done();
+}
+
+std::string describePlugins() {
+  std::string out;
+  for (const PluginInfo& p : loadedPlugins()) out += (out.empty() ? "" : ", ") + p.name + " (" + p.path + ")";
+  return out.empty() ? "none" : out;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
+  return buf;
+}
+
+std::string modelArg(const std::vector<std::string>& positional, const char* command) {
+  if (positional.size() > 1)
+    throw UsageError(std::string("'brisk ") + command + "' takes at most one MODEL, got '" + positional[1] + "'");
+  return positional.empty() ? "" : positional[0];
+}
+
+}  // namespace brisk::cli

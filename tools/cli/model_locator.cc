@@ -1,0 +1,119 @@
+#include "tools/cli/model_locator.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/error.h"
+#include "core/model_inputs.h"
+
+namespace brisk::cli {
+namespace {
+
+bool isDir(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string selfExe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, n) : "";
+}
+
+bool endsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string baseName(const std::string& p) { return p.substr(p.rfind('/') + 1); }
+
+}  // namespace
+
+bool isFile(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string userPath(const std::string& path) {
+  if (path.empty() || path[0] == '/') return path;
+  const char* wd = std::getenv("BUILD_WORKING_DIRECTORY");
+  if (wd && *wd) return std::string(wd) + "/" + path;
+  return path;
+}
+
+std::string zooDir() {
+  std::vector<std::string> roots;
+  if (const char* r = std::getenv("RUNFILES_DIR")) roots.push_back(r);
+  if (const char* r = std::getenv("TEST_SRCDIR")) roots.push_back(r);
+  std::string exe = selfExe();
+  if (!exe.empty()) roots.push_back(exe + ".runfiles");
+  for (const std::string& root : roots) {
+    std::string dir = root + "/brisk/tools/zoo";
+    if (isFile(dir + "/" + kDefaultModel + ".pt") || isDir(dir)) return dir;
+  }
+  return "";
+}
+
+std::vector<std::string> bundledModels() {
+  std::vector<std::string> names;
+  std::string dir = zooDir();
+  if (dir.empty()) return names;
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) {
+      std::string f = e->d_name;
+      if (!endsWith(f, ".pt") || endsWith(f, ".inputs.pt") || endsWith(f, ".inputs2.pt") ||
+          endsWith(f, ".expected.pt"))
+        continue;
+      names.push_back(f.substr(0, f.size() - 3));
+    }
+    ::closedir(d);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ModelLocation locateModel(const std::string& model) {
+  const std::string name = model.empty() ? kDefaultModel : model;
+  if (!model.empty()) {
+    std::string p = userPath(model);
+    if (isFile(p)) {
+      std::string base = baseName(p);
+      if (endsWith(base, ".pt")) base.resize(base.size() - 3);
+      return {p, base, false};
+    }
+    if (isDir(p)) throw Error("not a model file (a directory): " + p);
+  }
+  const bool bare = name.find('/') == std::string::npos && !endsWith(name, ".pt");
+  std::string dir = zooDir();
+  if (bare && !dir.empty() && isFile(dir + "/" + name + ".pt")) return {dir + "/" + name + ".pt", name, true};
+
+  std::string msg = "model file not found: " + (bare ? name : userPath(name));
+  if (bare) {
+    std::vector<std::string> names = bundledModels();
+    if (names.empty()) {
+      msg += " (and no bundled models in this binary's runfiles)";
+    } else {
+      msg += "; bundled models:";
+      for (size_t i = 0; i < names.size(); ++i) msg += (i ? ", " : " ") + names[i];
+    }
+  }
+  throw Error(msg);
+}
+
+std::string locateInputs(const ModelLocation& model, const std::string& inputs_flag) {
+  if (!inputs_flag.empty()) {
+    std::string p = userPath(inputs_flag);
+    if (!isFile(p)) throw Error("inputs file not found: " + p);
+    return p;
+  }
+  std::string p = defaultInputsPath(model.path);
+  if (!isFile(p))
+    throw Error("no example inputs next to the model (looked for " + p + "); pass --inputs FILE");
+  return p;
+}
+
+}  // namespace brisk::cli

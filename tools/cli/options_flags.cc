@@ -1,0 +1,86 @@
+#include "tools/cli/options_flags.h"
+
+#include <sstream>
+
+#include "tools/cli/json.h"
+
+namespace brisk::cli {
+
+void CommonFlags::addTo(FlagParser& p) {
+  p.addList("plugin", &plugins, "NAME",
+            "load this plugin too (name like ops_cpu, or a path to a .so); repeatable");
+  p.addBool("no-default-plugins", &no_default_plugins, "do not load the default plugins (ops_cpu)");
+  p.addList("plugin-path", &plugin_path, "DIR",
+            "search DIR for plugins first (before $BRISK_PLUGIN_PATH, the binary's dir, runfiles); repeatable");
+  p.addSwitch("no-optimize-numerics", &optimize_numerics, false,
+              "skip freeze's numerics-changing folds (conv-bn, ...)");
+  p.addSwitch("no-out-variants", &use_out_variants, false, "do not use out-variant kernels");
+  p.addSwitch("no-native", &use_native, false, "do not use native kernels (prim ops too)");
+  p.addBool("fallback-only", &fallback_only, "run every node through the TorchScript operator");
+  p.addSwitch("no-strict-inputs", &strict_inputs, false,
+              "do not fix input dtype/rank on the first run");
+  p.addInt("max-runtimes", &max_runtimes, "N", "at most N pooled runtimes (0 = unbounded)", 0);
+  p.addInt("runtime-idle-ms", &runtime_idle_ms, "N", "free pooled runtimes idle for N ms (0 = never)", 0);
+  p.addInt("threads", &threads, "N",
+           "at::set_num_threads(N) (and OpenBLAS's) once at start; bench default 1, others: libtorch's", 1);
+  p.addBool("verbose", &verbose, "show glog INFO messages (default: warnings and errors only)");
+}
+
+Options CommonFlags::options() const {
+  Options o;
+  if (no_default_plugins) o.plugins.clear();
+  for (const std::string& p : plugins) {
+    bool dup = false;
+    for (const std::string& q : o.plugins) dup = dup || q == p;
+    if (!dup) o.plugins.push_back(p);
+  }
+  // A plugin named explicitly must be found, even a default one.
+  if (!plugins.empty()) o.default_plugins_optional = false;
+  o.plugin_path = plugin_path;
+  o.optimize_numerics = optimize_numerics;
+  o.use_out_variants = use_out_variants;
+  o.use_native = use_native;
+  o.fallback_only = fallback_only;
+  o.strict_inputs = strict_inputs;
+  if (max_runtimes >= 0) o.max_runtimes = static_cast<size_t>(max_runtimes);
+  if (runtime_idle_ms >= 0) o.runtime_idle_ms = runtime_idle_ms;
+  return o;
+}
+
+namespace {
+std::string joinList(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? "," : "") + v[i];
+  return out + "]";
+}
+}  // namespace
+
+std::string describeOptions(const Options& o) {
+  std::ostringstream os;
+  os << "plugins=" << joinList(o.plugins) << " default_plugins_optional=" << o.default_plugins_optional
+     << " plugin_path=" << joinList(o.plugin_path) << " optimize_numerics=" << o.optimize_numerics
+     << " use_out_variants=" << o.use_out_variants << " use_native=" << o.use_native
+     << " fallback_only=" << o.fallback_only << " strict_inputs=" << o.strict_inputs
+     << " max_runtimes=" << o.max_runtimes << " runtime_idle_ms=" << o.runtime_idle_ms;
+  return os.str();
+}
+
+std::string optionsJson(const Options& o) {
+  std::vector<std::string> plugins, path;
+  for (const auto& p : o.plugins) plugins.push_back(json::str(p));
+  for (const auto& p : o.plugin_path) path.push_back(json::str(p));
+  return json::Object()
+      .add("plugins", json::array(plugins))
+      .add("default_plugins_optional", json::boolean(o.default_plugins_optional))
+      .add("plugin_path", json::array(path))
+      .add("optimize_numerics", json::boolean(o.optimize_numerics))
+      .add("use_out_variants", json::boolean(o.use_out_variants))
+      .add("use_native", json::boolean(o.use_native))
+      .add("fallback_only", json::boolean(o.fallback_only))
+      .add("strict_inputs", json::boolean(o.strict_inputs))
+      .add("max_runtimes", json::num(static_cast<long long>(o.max_runtimes)))
+      .add("runtime_idle_ms", json::num(static_cast<long long>(o.runtime_idle_ms)))
+      .done();
+}
+
+}  // namespace brisk::cli

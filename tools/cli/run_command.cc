@@ -1,0 +1,96 @@
+// brisk run [MODEL] [--inputs FILE] [--check] [flags]
+#include <iostream>
+
+#include "core/error.h"
+#include "core/model_inputs.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/common.h"
+#include "tools/cli/options_flags.h"
+#include "tools/cli/settings.h"
+#include "tools/ivalue_compare.h"
+#include "tools/jit_reference.h"
+
+namespace brisk::cli {
+namespace {
+
+struct RunFlags {
+  CommonFlags common;
+  std::string inputs;
+  bool check = false;
+  bool help = false;
+
+  void addOwn(FlagParser& p) {
+    p.addString("inputs", &inputs, "FILE", "inputs file (default: the model's <model>.inputs.pt)");
+    p.addBool("check", &check, "also run the TorchScript interpreter and compare (exit 1 if different)");
+  }
+  void addAll(FlagParser& p) {
+    addOwn(p);
+    common.addTo(p);
+    p.addBool("help", &help, "show this help");
+  }
+};
+
+}  // namespace
+
+std::string runUsage(bool common) {
+  RunFlags f;
+  FlagParser p;
+  if (common) f.addAll(p);
+  else f.addOwn(p);
+  return "brisk run [MODEL] [--inputs FILE] [--check] [flags]\n"
+         "  Runs the model once on its inputs; prints the output's shapes and checksum and the\n"
+         "  latency of that run.\n" +
+         p.usage();
+}
+
+int runCommand(const std::vector<std::string>& args) {
+  RunFlags f;
+  FlagParser parser;
+  f.addAll(parser);
+  std::vector<std::string> positional = parser.parse(args);
+  if (f.help) {
+    std::cout << runUsage(true);
+    return kExitOk;
+  }
+  setupLogging(f.common.verbose);
+  setThreads(static_cast<int>(f.common.threads));
+  const std::string model_arg = modelArg(positional, "run");
+  const Options options = f.common.options();
+
+  LoadedModel m = loadModel(model_arg, options);
+  const std::string inputs_path = locateInputs(m.location, f.inputs);
+  ModelInputs inputs = loadInputs(inputs_path);
+  std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"
+            << "inputs: " << inputs_path << "\n"
+            << "loaded in " << fixed(m.load_ms, 1) << " ms: " << describeStats(m.module->stats()) << "\n";
+
+  ModelInputs brisk_inputs = f.check ? cloneInputs(inputs) : inputs;
+  double t0 = nowSeconds();
+  c10::IValue out = m.module->run(std::move(brisk_inputs.args), brisk_inputs.kwargs);
+  double run_ms = (nowSeconds() - t0) * 1e3;
+  std::cout << "output: " << summarizeIValue(out) << "\n"
+            << "latency: " << fixed(run_ms, 3) << " ms (one run, the first)\n";
+  std::cout.flush();
+
+  if (!f.check) return kExitOk;
+  JitReference ref(m.location.path, options.optimize_numerics);
+  c10::IValue expected;
+  try {
+    expected = ref.run(inputs);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(Error::Where{m.location.path, "", ""},
+                "the TorchScript interpreter failed on these inputs: " + describeException(e));
+  }
+  std::string diff = compareIValues(out, expected);
+  if (diff.empty()) {
+    std::cout << "check: matches the TorchScript interpreter\n";
+    return kExitOk;
+  }
+  std::cout << "check: DIFFERS from the TorchScript interpreter: " << diff << "\n"
+            << "interpreter output: " << summarizeIValue(expected) << "\n";
+  return kExitMismatch;
+}
+
+}  // namespace brisk::cli

@@ -1,0 +1,69 @@
+#include "tools/cli/settings.h"
+
+#include <ATen/Parallel.h>
+#include <dlfcn.h>
+#include <glog/logging.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "tools/cli/json.h"
+
+namespace brisk::cli {
+
+void setupLogging(bool verbose) {
+  if (!google::IsGoogleLoggingInitialized()) google::InitGoogleLogging("brisk");
+  FLAGS_logtostderr = true;
+  FLAGS_minloglevel = verbose ? google::GLOG_INFO : google::GLOG_WARNING;
+  FLAGS_stderrthreshold = verbose ? google::GLOG_INFO : google::GLOG_WARNING;
+}
+
+namespace {
+using SetThreadsFn = void (*)(int);
+using GetThreadsFn = int (*)();
+}  // namespace
+
+void setThreads(int n) {
+  if (n <= 0) return;
+  at::set_num_threads(n);
+  if (auto fn = reinterpret_cast<SetThreadsFn>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
+}
+
+std::string envOr(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string(fallback);
+}
+
+Settings currentSettings() {
+  Settings s;
+  s.at_threads = at::get_num_threads();
+  if (auto fn = reinterpret_cast<GetThreadsFn>(::dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
+    s.openblas_threads = fn();
+  s.omp_num_threads = envOr("OMP_NUM_THREADS");
+  s.openblas_num_threads = envOr("OPENBLAS_NUM_THREADS");
+  s.openblas_coretype = envOr("OPENBLAS_CORETYPE");
+  s.glibc_tunables = envOr("GLIBC_TUNABLES");
+  return s;
+}
+
+std::string describeSettings(const Settings& s) {
+  std::ostringstream os;
+  os << "at::get_num_threads=" << s.at_threads << " openblas_threads="
+     << (s.openblas_threads < 0 ? std::string("n/a") : std::to_string(s.openblas_threads))
+     << " OMP_NUM_THREADS=" << s.omp_num_threads << " OPENBLAS_NUM_THREADS=" << s.openblas_num_threads
+     << " OPENBLAS_CORETYPE=" << s.openblas_coretype << " GLIBC_TUNABLES=" << s.glibc_tunables;
+  return os.str();
+}
+
+std::string settingsJson(const Settings& s) {
+  return json::Object()
+      .add("at_num_threads", json::num(static_cast<long long>(s.at_threads)))
+      .add("openblas_threads", s.openblas_threads < 0 ? "null" : json::num(static_cast<long long>(s.openblas_threads)))
+      .add("OMP_NUM_THREADS", json::str(s.omp_num_threads))
+      .add("OPENBLAS_NUM_THREADS", json::str(s.openblas_num_threads))
+      .add("OPENBLAS_CORETYPE", json::str(s.openblas_coretype))
+      .add("GLIBC_TUNABLES", json::str(s.glibc_tunables))
+      .done();
+}
+
+}  // namespace brisk::cli
