@@ -1,5 +1,15 @@
+#include "ops_cpu/native/common.h"
 #include "ops_cpu/registration.h"
 
 namespace brisk::ops_cpu {
-void registerNativeKernels(PluginRegistrar&) {}
+
+// Native kernels: views, tensor metadata, scalar and list ops, called without the
+// dispatcher's boxing. Core registers the prim container / control-flow ops itself.
+void registerNativeKernels(PluginRegistrar& r) {
+  native::registerViewKernels(r);
+  native::registerTensorInfoKernels(r);
+  native::registerScalarKernels(r);
+  native::registerListKernels(r);
+}
+
 }  // namespace brisk::ops_cpu

@@ -1,0 +1,44 @@
+// Tensor metadata queries (sizes, dtype, device, flags) and global-mode queries. Each
+// reads the same field the interpreter's op reads.
+#include <ATen/autocast_mode.h>
+#include <c10/core/GradMode.h>
+
+#include <stdexcept>
+
+#include "ops_cpu/native/common.h"
+
+namespace brisk::ops_cpu::native {
+namespace {
+
+template <typename F>
+void reg(PluginRegistrar& r, const char* key, F f) {
+  r.native(key, [f, key](KernelBuildContext&) { return lambda(f, key); });
+}
+
+}  // namespace
+
+void registerTensorInfoKernels(PluginRegistrar& r) {
+  reg(r, "aten::size", [](KernelContext& ctx) { ctx.output(0) = c10::IValue(ctx.tensor(0).sizes()); });
+  reg(r, "aten::size.int",
+      [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).size(ctx.input(1).toInt()); });
+  reg(r, "aten::dim", [](KernelContext& ctx) { ctx.output(0) = static_cast<int64_t>(ctx.tensor(0).dim()); });
+  reg(r, "aten::numel", [](KernelContext& ctx) { ctx.output(0) = static_cast<int64_t>(ctx.tensor(0).numel()); });
+  reg(r, "aten::len.Tensor", [](KernelContext& ctx) {
+    const at::Tensor& t = ctx.tensor(0);
+    if (t.dim() == 0) throw std::runtime_error("len() of a 0-d tensor");
+    ctx.output(0) = t.sizes()[0];
+  });
+  reg(r, "prim::device", [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).device(); });
+  reg(r, "prim::dtype",
+      [](KernelContext& ctx) { ctx.output(0) = static_cast<int64_t>(ctx.tensor(0).scalar_type()); });
+  reg(r, "prim::layout", [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).layout(); });
+  reg(r, "prim::is_cuda", [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).is_cuda(); });
+  reg(r, "prim::is_nested", [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).is_nested(); });
+  reg(r, "prim::requires_grad", [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).requires_grad(); });
+  reg(r, "aten::is_floating_point",
+      [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).is_floating_point(); });
+  reg(r, "aten::is_grad_enabled", [](KernelContext& ctx) { ctx.output(0) = c10::GradMode::is_enabled(); });
+  reg(r, "aten::is_autocast_enabled", [](KernelContext& ctx) { ctx.output(0) = at::autocast::is_enabled(); });
+}
+
+}  // namespace brisk::ops_cpu::native

@@ -1,0 +1,277 @@
+// View and view-or-copy ops. Plain CPU tensors call the at::native:: CPU kernels
+// directly (no dispatcher); anything else takes the Tensor method. Outputs alias their
+// input exactly as the interpreter's do (a view stays a view; reshape/flatten/contiguous
+// /to copy only when the interpreter's op would).
+#include <ATen/InferSize.h>
+#include <ATen/TensorUtils.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/chunk_native.h>
+#include <ATen/ops/contiguous_native.h>
+#include <ATen/ops/expand_as_native.h>
+#include <ATen/ops/expand_native.h>
+#include <ATen/ops/flatten_native.h>
+#include <ATen/ops/permute_native.h>
+#include <ATen/ops/reshape_native.h>
+#include <ATen/ops/select_native.h>
+#include <ATen/ops/slice_native.h>
+#include <ATen/ops/split_native.h>
+#include <ATen/ops/squeeze_native.h>
+#include <ATen/ops/t_native.h>
+#include <ATen/ops/to_native.h>
+#include <ATen/ops/transpose_native.h>
+#include <ATen/ops/unbind_native.h>
+#include <ATen/ops/unsqueeze_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/SymIntArrayRef.h>
+
+#include "ops_cpu/native/common.h"
+
+namespace brisk::ops_cpu::native {
+namespace {
+
+at::Tensor reshapeFast(const at::Tensor& t, c10::IntArrayRef proposed) {
+  at::DimVector shape = at::infer_size_dv(proposed, t.numel());
+  auto stride = at::detail::computeStride(t.sizes(), t.strides(), shape);
+  if (stride) return at::native::_reshape_alias(t, shape, *stride);
+  // Not viewable: the interpreter's reshape copies (clone + _unsafe_view).
+  return at::native::reshape_symint(t, c10::fromIntArrayRef(proposed));
+}
+
+std::unique_ptr<Kernel> makeView(KernelBuildContext& b) {
+  IntListArg size(b.node(), 1);
+  return lambda(
+      [size](KernelContext& ctx) {
+        IntVec buf;
+        c10::IntArrayRef s = size.get(ctx, buf);
+        const at::Tensor& t = ctx.tensor(0);
+        ctx.output(0) = plainCpu(t) ? at::native::view(t, s) : t.view(s);
+      },
+      "at::native::view");
+}
+
+std::unique_ptr<Kernel> makeReshape(KernelBuildContext& b) {
+  IntListArg size(b.node(), 1);
+  return lambda(
+      [size](KernelContext& ctx) {
+        IntVec buf;
+        c10::IntArrayRef s = size.get(ctx, buf);
+        const at::Tensor& t = ctx.tensor(0);
+        ctx.output(0) = plainCpu(t) ? reshapeFast(t, s) : t.reshape(s);
+      },
+      "at::native::_reshape_alias (copy when not viewable)");
+}
+
+std::unique_ptr<Kernel> makeFlatten(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t s = ctx.input(1).toInt(), e = ctx.input(2).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::flatten(t, s, e) : t.flatten(s, e);
+      },
+      "at::native::flatten");
+}
+
+std::unique_ptr<Kernel> makePermute(KernelBuildContext& b) {
+  IntListArg dims(b.node(), 1);
+  return lambda(
+      [dims](KernelContext& ctx) {
+        IntVec buf;
+        c10::IntArrayRef d = dims.get(ctx, buf);
+        const at::Tensor& t = ctx.tensor(0);
+        ctx.output(0) = plainCpu(t) ? at::native::permute(t, d) : t.permute(d);
+      },
+      "at::native::permute");
+}
+
+std::unique_ptr<Kernel> makeTranspose(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t d0 = ctx.input(1).toInt(), d1 = ctx.input(2).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::transpose(t, d0, d1) : t.transpose(d0, d1);
+      },
+      "at::native::transpose");
+}
+
+std::unique_ptr<Kernel> makeT(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        ctx.output(0) = plainCpu(t) ? at::native::t(t) : t.t();
+      },
+      "at::native::t");
+}
+
+std::unique_ptr<Kernel> makeContiguous(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const at::MemoryFormat mf = ctx.input(1).toMemoryFormat();
+        ctx.output(0) = plainCpu(t) ? at::native::contiguous(t, mf) : t.contiguous(mf);
+      },
+      "at::native::contiguous (self when already contiguous)");
+}
+
+std::unique_ptr<Kernel> makeSelect(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t dim = ctx.input(1).toInt(), index = ctx.input(2).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::select(t, dim, index) : t.select(dim, index);
+      },
+      "at::native::select");
+}
+
+std::unique_ptr<Kernel> makeSlice(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t dim = ctx.input(1).toInt();
+        const std::optional<int64_t> start = optInt(ctx.input(2)), end = optInt(ctx.input(3));
+        const int64_t step = ctx.input(4).toInt();
+        c10::optional<int64_t> s, e;
+        if (start) s = *start;
+        if (end) e = *end;
+        ctx.output(0) = plainCpu(t) ? at::native::slice(t, dim, s, e, step) : t.slice(dim, s, e, step);
+      },
+      "at::native::slice");
+}
+
+std::unique_ptr<Kernel> makeSqueeze(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        ctx.output(0) = plainCpu(t) ? at::native::squeeze(t) : t.squeeze();
+      },
+      "at::native::squeeze");
+}
+
+std::unique_ptr<Kernel> makeSqueezeDim(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t dim = ctx.input(1).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::squeeze(t, dim) : t.squeeze(dim);
+      },
+      "at::native::squeeze.dim");
+}
+
+std::unique_ptr<Kernel> makeUnsqueeze(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t dim = ctx.input(1).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::unsqueeze(t, dim) : t.unsqueeze(dim);
+      },
+      "at::native::unsqueeze");
+}
+
+std::unique_ptr<Kernel> makeExpand(KernelBuildContext& b) {
+  IntListArg size(b.node(), 1);
+  return lambda(
+      [size](KernelContext& ctx) {
+        IntVec buf;
+        c10::IntArrayRef s = size.get(ctx, buf);
+        const at::Tensor& t = ctx.tensor(0);
+        const bool implicit = ctx.input(2).toBool();
+        ctx.output(0) = plainCpu(t) ? at::native::expand(t, s, implicit) : t.expand(s, implicit);
+      },
+      "at::native::expand");
+}
+
+std::unique_ptr<Kernel> makeExpandAs(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const at::Tensor& other = ctx.tensor(1);
+        ctx.output(0) = plainCpu(t) ? at::native::expand_as(t, other) : t.expand_as(other);
+      },
+      "at::native::expand_as");
+}
+
+std::unique_ptr<Kernel> makeChunk(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t chunks = ctx.input(1).toInt(), dim = ctx.input(2).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::chunk(t, chunks, dim) : t.chunk(chunks, dim);
+      },
+      "at::native::chunk");
+}
+
+std::unique_ptr<Kernel> makeSplitInt(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t size = ctx.input(1).toInt(), dim = ctx.input(2).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::split(t, size, dim) : t.split(size, dim);
+      },
+      "at::native::split");
+}
+
+std::unique_ptr<Kernel> makeSplitSizes(KernelBuildContext& b) {
+  IntListArg sizes(b.node(), 1);
+  return lambda(
+      [sizes](KernelContext& ctx) {
+        IntVec buf;
+        c10::IntArrayRef s = sizes.get(ctx, buf);
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t dim = ctx.input(2).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::split(t, s, dim) : t.split(s, dim);
+      },
+      "at::native::split (sizes)");
+}
+
+std::unique_ptr<Kernel> makeUnbind(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t dim = ctx.input(1).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::unbind(t, dim) : t.unbind(dim);
+      },
+      "at::native::unbind");
+}
+
+// aten::to.dtype: returns self when nothing changes and copy=False, else a converted
+// copy (at::native::to decides exactly as the interpreter's op does).
+std::unique_ptr<Kernel> makeToDtype(KernelBuildContext&) {
+  return lambda(
+      [](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        const at::ScalarType dtype = ctx.input(1).toScalarType();
+        const bool non_blocking = ctx.input(2).toBool(), copy = ctx.input(3).toBool();
+        const c10::IValue& mfv = ctx.input(4);
+        c10::optional<at::MemoryFormat> mf;
+        if (!mfv.isNone()) mf = mfv.toMemoryFormat();
+        ctx.output(0) = plainCpu(t) ? at::native::to(t, dtype, non_blocking, copy, mf)
+                                    : t.to(dtype, non_blocking, copy, mf);
+      },
+      "at::native::to (dtype)");
+}
+
+}  // namespace
+
+void registerViewKernels(PluginRegistrar& r) {
+  r.native("aten::view", makeView);
+  r.native("aten::reshape", makeReshape);
+  r.native("aten::flatten.using_ints", makeFlatten);
+  r.native("aten::permute", makePermute);
+  r.native("aten::transpose.int", makeTranspose);
+  r.native("aten::t", makeT);
+  r.native("aten::contiguous", makeContiguous);
+  r.native("aten::select.int", makeSelect);
+  r.native("aten::slice.Tensor", makeSlice);
+  r.native("aten::squeeze", makeSqueeze);
+  r.native("aten::squeeze.dim", makeSqueezeDim);
+  r.native("aten::unsqueeze", makeUnsqueeze);
+  r.native("aten::expand", makeExpand);
+  r.native("aten::expand_as", makeExpandAs);
+  r.native("aten::chunk", makeChunk);
+  r.native("aten::split.Tensor", makeSplitInt);
+  r.native("aten::split.sizes", makeSplitSizes);
+  r.native("aten::split", makeSplitSizes);
+  r.native("aten::unbind.int", makeUnbind);
+  r.native("aten::to.dtype", makeToDtype);
+}
+
+}  // namespace brisk::ops_cpu::native
