@@ -14,9 +14,9 @@ double nowSeconds() {
   return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
 }
 
-LoadedModel loadModel(const std::string& model_arg, const Options& options) {
+LoadedModel loadModel(const ModelLocation& location, const Options& options) {
   LoadedModel m;
-  m.location = locateModel(model_arg);
+  m.location = location;
   double t0 = nowSeconds();
   m.module = Module::load(m.location.path, options);
   m.load_ms = (nowSeconds() - t0) * 1e3;

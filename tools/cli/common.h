@@ -14,8 +14,8 @@ struct LoadedModel {
   std::shared_ptr<Module> module;
   double load_ms = 0;
 };
-// Locates MODEL (see locateModel) and loads it with `options`. Throws brisk::Error.
-LoadedModel loadModel(const std::string& model_arg, const Options& options);
+// Loads a located model with `options`, timing the load. Throws brisk::Error.
+LoadedModel loadModel(const ModelLocation& location, const Options& options);
 
 // "nodes=12 out-variant=3 native=5 delegate=0 fallback=4"
 std::string describeStats(const ModuleStats& s);

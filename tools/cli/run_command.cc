@@ -57,9 +57,10 @@ int runCommand(const std::vector<std::string>& args) {
   const std::string model_arg = modelArg(positional, "run");
   const Options options = f.common.options();
 
-  LoadedModel m = loadModel(model_arg, options);
-  const std::string inputs_path = locateInputs(m.location, f.inputs);
+  const ModelLocation location = locateModel(model_arg);
+  const std::string inputs_path = locateInputs(location, f.inputs);
   ModelInputs inputs = loadInputs(inputs_path);
+  LoadedModel m = loadModel(location, options);
   std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"
             << "inputs: " << inputs_path << "\n"
             << "loaded in " << fixed(m.load_ms, 1) << " ms: " << describeStats(m.module->stats()) << "\n";

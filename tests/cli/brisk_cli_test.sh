@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# End-to-end checks of `brisk run|bench|inspect|help`: exit codes, the lines users and
+# scripts rely on, and that every bad input gives exactly one `brisk: error:` line on
+# stderr and exit code 2 (never a crash).
+set -u
+
+RUNFILES="${TEST_SRCDIR:?}/brisk"
+BRISK="$RUNFILES/tools/brisk"
+ZOO="$RUNFILES/tools/zoo"
+TMP="${TEST_TMPDIR:-$(mktemp -d)}"
+OUT="$TMP/stdout"
+ERR="$TMP/stderr"
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  echo "--- stdout:"; head -c 4000 "$OUT"
+  echo "--- stderr:"; head -c 4000 "$ERR"
+  failures=$((failures + 1))
+}
+
+# brisk ARGS... with stdout/stderr captured; sets $rc.
+run_brisk() {
+  "$BRISK" "$@" >"$OUT" 2>"$ERR"
+  rc=$?
+}
+
+# expect_ok "ARGS" PATTERN... : exit 0 and every PATTERN (grep -E) found in stdout.
+expect_ok() {
+  local args="$1"; shift
+  # shellcheck disable=SC2086
+  run_brisk $args
+  if [[ $rc -ne 0 ]]; then fail "brisk $args: exit $rc, expected 0"; return; fi
+  local p
+  for p in "$@"; do
+    grep -qE -- "$p" "$OUT" || fail "brisk $args: stdout lacks /$p/"
+  done
+}
+
+# expect_error CODE "ARGS" [PATTERN]: exit CODE, exactly one stderr line, starting
+# with "brisk: error:" (and matching PATTERN when given).
+expect_error() {
+  local code="$1" args="$2" pattern="${3:-}"
+  # shellcheck disable=SC2086
+  run_brisk $args
+  if [[ $rc -ne $code ]]; then fail "brisk $args: exit $rc, expected $code"; return; fi
+  local lines
+  lines=$(wc -l <"$ERR")
+  [[ $lines -eq 1 ]] || fail "brisk $args: $lines stderr lines, expected 1"
+  grep -q '^brisk: error: ' "$ERR" || fail "brisk $args: stderr does not start with 'brisk: error:'"
+  if [[ -n $pattern ]]; then grep -qE -- "$pattern" "$ERR" || fail "brisk $args: stderr lacks /$pattern/"; fi
+}
+
+# --- help --------------------------------------------------------------------------
+expect_ok "help" "^usage: brisk <command>" "^  run " "--no-default-plugins" "--runtime-idle-ms N"
+expect_ok "--help" "^usage: brisk <command>"
+expect_ok "bench --help" "^brisk bench" "--rounds N" "--threads N"
+
+# --- run -----------------------------------------------------------------------------
+expect_ok "run mlp" "^model: mlp " "^output: Tensor\[1, 10\] Float sum=" "^latency: [0-9.]+ ms"
+expect_ok "run $ZOO/mlp.pt --inputs $ZOO/mlp.inputs2.pt" "^output: Tensor\[64, 10\]"
+expect_ok "run control_flow --check" "^check: matches the TorchScript interpreter$"
+expect_ok "run multi_output --check" "^check: matches the TorchScript interpreter$"
+expect_ok "run mlp --check --fallback-only --no-default-plugins" "^check: matches the TorchScript interpreter$"
+expect_ok "run" "^model: resnet18 " "^output: Tensor\[1, 1000\]"
+# Relative paths are relative to the user's directory under `bazel run`.
+cp "$ZOO/mlp.pt" "$TMP/copy.pt"
+BUILD_WORKING_DIRECTORY="$TMP" expect_ok "run copy.pt --inputs $ZOO/mlp.inputs.pt" "^model: copy "
+
+# --- inspect ---------------------------------------------------------------------------
+expect_ok "inspect mlp" "^signature: \(x: Tensor\)$" "^plugins: " "^  #0 +aten::linear " \
+  "^kernels: out-variant=[0-9]+ native=[0-9]+ delegate=[0-9]+ fallback=[0-9]+ \(total 5\)$" "^fallback ops:"
+expect_ok "inspect control_flow --graph" "^graph:" "^  +#[0-9]+ " 
+expect_ok "inspect mlp --fallback-only" "^  aten::linear x3$" "^  aten::relu x2$"
+
+# --- bench ----------------------------------------------------------------------------
+expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --json $TMP/bench.json" \
+  "^settings: at::get_num_threads=1 " "OPENBLAS_NUM_THREADS=" "GLIBC_TUNABLES=" "^options: plugins=" \
+  "^model: nodes=5 " "^check: brisk's output matches the TorchScript interpreter$" \
+  "^executor +iters +p50_us +p90_us +p99_us" "^brisk +3 +[0-9.]+ +[0-9.]+ +[0-9.]+" \
+  "^interpreter +3 +[0-9.]+" "^ratio interpreter_p50/brisk_p50: [0-9.]+ \(median of per-round ratios: [0-9.]+"
+grep -q '"ratio_p50": ' "$TMP/bench.json" || fail "bench --json: no ratio_p50 in $TMP/bench.json"
+grep -q '"brisk": {"iters": 3, ' "$TMP/bench.json" || fail "bench --json: brisk iters"
+expect_ok "bench control_flow --rounds 2 --seconds 0.01 --warmup 0 --threads 1" "^2 +interpreter "
+
+# --- usage errors (exit 2, one line) --------------------------------------------------
+run_brisk; [[ $rc -eq 2 ]] || fail "brisk (no args): exit $rc, expected 2"
+expect_error 2 "frobnicate" "unknown command"
+expect_error 2 "run mlp --bogus" "unknown flag '--bogus'"
+expect_error 2 "run mlp extra" "at most one MODEL"
+expect_error 2 "bench mlp --iters" "expects a value"
+expect_error 2 "bench mlp --iters x" "expects an integer"
+expect_error 2 "bench mlp --iters 0" "must be >= 1"
+expect_error 2 "run mlp --max-runtimes -3" "must be >= 0"
+expect_error 2 "inspect mlp --check" "unknown flag"
+
+# --- bad models and inputs (exit 2, one line, no crash) ---------------------------------
+echo "this is not a TorchScript archive" >"$TMP/text.pt"
+head -c 10000 "$ZOO/resnet18.pt" >"$TMP/truncated.pt"
+: >"$TMP/empty.pt"
+expect_error 2 "run $TMP/missing.pt" "not found"
+expect_error 2 "run nosuchzoomodel" "bundled models: .*mlp"
+expect_error 2 "run $TMP/text.pt"
+expect_error 2 "inspect $TMP/text.pt"
+expect_error 2 "run $TMP/truncated.pt"
+expect_error 2 "bench $TMP/truncated.pt"
+expect_error 2 "run $TMP/empty.pt"
+expect_error 2 "run $TMP"
+expect_error 2 "run mlp --inputs $TMP/missing.inputs.pt" "inputs file not found"
+expect_error 2 "run mlp --inputs $TMP/text.pt"
+expect_error 2 "run mlp --inputs $TMP/truncated.pt"
+expect_error 2 "run mlp --inputs $ZOO/mlp.pt"
+# Wrong input count, then wrong rank/shape.
+expect_error 2 "run mlp --inputs $ZOO/deepandwide.inputs.pt" "inputs"
+expect_error 2 "run deepandwide --inputs $ZOO/mlp.inputs.pt" "ids"
+expect_error 2 "run mlp --inputs $ZOO/resnet18.inputs.pt"
+expect_error 2 "bench mlp --inputs $ZOO/resnet18.inputs.pt --rounds 1 --iters 1"
+expect_error 2 "run mlp --check --inputs $ZOO/resnet18.inputs.pt"
+expect_error 2 "run mlp --plugin no_such_plugin" "no_such_plugin"
+expect_error 2 "bench mlp --rounds 1 --iters 1 --json $TMP/no/such/dir/b.json" "cannot write JSON"
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "all brisk CLI checks passed"

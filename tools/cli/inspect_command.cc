@@ -1,0 +1,105 @@
+// brisk inspect [MODEL] [--graph] [flags]
+#include <algorithm>
+#include <iostream>
+#include <map>
+
+#include "core/graph.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/common.h"
+#include "tools/cli/options_flags.h"
+#include "tools/cli/settings.h"
+
+namespace brisk::cli {
+namespace {
+
+struct InspectFlags {
+  CommonFlags common;
+  bool graph = false;
+  bool help = false;
+
+  void addOwn(FlagParser& p) { p.addBool("graph", &graph, "also print the brisk graph (Graph::str())"); }
+  void addAll(FlagParser& p) {
+    addOwn(p);
+    common.addTo(p);
+    p.addBool("help", &help, "show this help");
+  }
+};
+
+std::string pad(const std::string& s, size_t width) {
+  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+}
+
+}  // namespace
+
+std::string inspectUsage(bool common) {
+  InspectFlags f;
+  FlagParser p;
+  if (common) f.addAll(p);
+  else f.addOwn(p);
+  return "brisk inspect [MODEL] [--graph] [flags]\n"
+         "  Prints the signature, the plugins loaded, and per node (indented by block depth)\n"
+         "  its index, op, kernel kind, provider and detail; then counts per kind and the ops\n"
+         "  that fell back to the TorchScript operator.\n" +
+         p.usage();
+}
+
+int inspectCommand(const std::vector<std::string>& args) {
+  InspectFlags f;
+  FlagParser parser;
+  f.addAll(parser);
+  std::vector<std::string> positional = parser.parse(args);
+  if (f.help) {
+    std::cout << inspectUsage(true);
+    return kExitOk;
+  }
+  setupLogging(f.common.verbose);
+  setThreads(static_cast<int>(f.common.threads));
+  LoadedModel m = loadModel(locateModel(modelArg(positional, "inspect")), f.common.options());
+  const Module& mod = *m.module;
+
+  std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"
+            << "loaded in " << fixed(m.load_ms, 1) << " ms\n"
+            << "signature: " << mod.signature().str() << "\n"
+            << "plugins: " << describePlugins() << "\n"
+            << "options: " << describeOptions(mod.options()) << "\n";
+
+  std::vector<NodeKernelInfo> report = mod.kernelReport();
+  size_t w_index = 1, w_op = 2, w_kind = 4, w_provider = 8;
+  for (const auto& n : report) {
+    w_index = std::max(w_index, 2 * static_cast<size_t>(n.depth) + 1 + std::to_string(n.node_index).size());
+    w_op = std::max(w_op, n.op.size());
+    w_kind = std::max(w_kind, std::string(kernelKindName(n.kind)).size());
+    w_provider = std::max(w_provider, n.provider.size());
+  }
+  std::cout << "\nnodes (" << report.size() << "):\n"
+            << "  " << pad("#", w_index) << "  " << pad("op", w_op) << "  " << pad("kind", w_kind) << "  "
+            << pad("provider", w_provider) << "  detail\n";
+  std::map<std::string, size_t> fallback_ops;
+  size_t by_kind[kNumKernelKinds] = {};
+  for (const auto& n : report) {
+    std::string idx = std::string(2 * static_cast<size_t>(std::max(0, n.depth)), ' ') + "#" +
+                      std::to_string(n.node_index);
+    std::cout << "  " << pad(idx, w_index) << "  " << pad(n.op, w_op) << "  " << pad(kernelKindName(n.kind), w_kind)
+              << "  " << pad(n.provider, w_provider) << "  " << n.detail << "\n";
+    by_kind[static_cast<int>(n.kind)]++;
+    if (n.kind == KernelKind::kFallback) fallback_ops[n.op]++;
+  }
+
+  std::cout << "\nkernels:";
+  for (int k = 0; k < kNumKernelKinds; ++k)
+    std::cout << " " << kernelKindName(static_cast<KernelKind>(k)) << "=" << by_kind[k];
+  std::cout << " (total " << report.size() << ")\n";
+  std::cout << "module stats: " << describeStats(mod.stats()) << "\n";
+  std::cout << "fallback ops:";
+  if (fallback_ops.empty()) std::cout << " none\n";
+  else {
+    std::cout << "\n";
+    std::vector<std::pair<std::string, size_t>> ops(fallback_ops.begin(), fallback_ops.end());
+    std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    for (const auto& [op, count] : ops) std::cout << "  " << op << " x" << count << "\n";
+  }
+  if (f.graph) std::cout << "\ngraph:\n" << mod.graph().str() << "\n";
+  return kExitOk;
+}
+
+}  // namespace brisk::cli
