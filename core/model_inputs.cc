@@ -41,16 +41,16 @@ c10::IValue deepClone(const c10::IValue& v) {
 
 ModelInputs loadInputs(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error(Error::Where{path, "", ""}, "cannot open inputs file");
+  if (!f) throw Error("inputs file '" + path + "': cannot open it");
   std::vector<char> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   c10::IValue root;
   try {
     root = torch::jit::pickle_load(data);
   } catch (const std::exception& e) {
-    throw Error(Error::Where{path, "", ""}, "not a torch.save inputs file: " + describeException(e));
+    throw Error("inputs file '" + path + "': not a torch.save inputs file: " + describeException(e));
   }
   if (!root.isGenericDict())
-    throw Error(Error::Where{path, "", ""}, "expected a dict {\"args\": [...], \"kwargs\": {...}}");
+    throw Error("inputs file '" + path + "': expected a dict {\"args\": [...], \"kwargs\": {...}}");
   ModelInputs out;
   for (const auto& kv : root.toGenericDict()) {
     const std::string& key = kv.key().toStringRef();
@@ -61,7 +61,7 @@ ModelInputs loadInputs(const std::string& path) {
       } else if (a.isTuple()) {
         for (const c10::IValue& v : a.toTupleRef().elements()) out.args.push_back(v);
       } else {
-        throw Error(Error::Where{path, "", ""}, "\"args\" must be a list or tuple");
+        throw Error("inputs file '" + path + "': \"args\" must be a list or tuple");
       }
     } else if (key == "kwargs") {
       for (const auto& kw : kv.value().toGenericDict()) out.kwargs[kw.key().toStringRef()] = kw.value();
