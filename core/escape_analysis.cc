@@ -16,6 +16,16 @@ bool hasWildcard(const c10::AliasInfo& info) {
 
 }  // namespace
 
+std::vector<Value*> aliasedInputs(const Node& n) {
+  const c10::FunctionSchema* s = n.schema();
+  if (!s || s->is_vararg() || s->arguments().size() != n.inputs().size())
+    return n.inputs();  // unknown semantics: everything may flow through
+  std::vector<Value*> edges;
+  for (size_t i = 0; i < n.inputs().size(); ++i)
+    if (s->arguments()[i].alias_info()) edges.push_back(n.input(i));
+  return edges;
+}
+
 std::vector<uint8_t> findEscapingValues(const Graph& graph) {
   std::vector<uint8_t> escapes(graph.numValues(), 0);
   std::vector<Value*> work;
@@ -31,17 +41,12 @@ std::vector<uint8_t> findEscapingValues(const Graph& graph) {
   for (const Node* n : graph.allNodes()) {
     for (const auto& b : n->blocks())
       for (Value* r : b->returns()) mark(r);
-    auto& edges = aliased_inputs[n->index()];
+    aliased_inputs[n->index()] = aliasedInputs(*n);
     const c10::FunctionSchema* s = n->schema();
-    if (!s || s->is_vararg() || s->arguments().size() != n->inputs().size()) {
-      edges = n->inputs();  // unknown semantics: everything may flow through
-      continue;
-    }
+    if (!s || s->is_vararg() || s->arguments().size() != n->inputs().size()) continue;
     for (size_t i = 0; i < n->inputs().size(); ++i) {
       const c10::AliasInfo* info = s->arguments()[i].alias_info();
-      if (!info) continue;
-      if (hasWildcard(*info)) mark(n->input(i));  // stored somewhere untracked
-      else edges.push_back(n->input(i));
+      if (info && hasWildcard(*info)) mark(n->input(i));  // stored somewhere untracked
     }
   }
   while (!work.empty()) {

@@ -11,6 +11,14 @@
 namespace brisk {
 
 class Graph;
+class Node;
+class Value;
+
+// Inputs of `node` that its outputs may alias or contain: those whose schema argument
+// carries alias info (wildcards included), or every input when the node has no usable
+// schema (prim ops, control flow, vararg ops). The edges escape analysis propagates
+// along; the memory planner uses them to extend a tensor's lifetime over its views.
+std::vector<Value*> aliasedInputs(const Node& node);
 
 // Per value id: 1 when the value may escape. Conservative: unknown ops (no schema)
 // are assumed to alias every input into every output, and sub-block results

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/kernel.h"
+#include "planners/layout.h"
 
 namespace brisk {
 
@@ -26,14 +27,27 @@ struct Step {
   uint32_t release_begin, num_release;  // slots whose last use is this step
 };
 
+// A tensor the memory planner places in its block's slab (see core/memory_plan.h):
+// a retained out-variant output and the inclusive range of this block's steps during
+// which it or any value that may alias it is live (uses inside nested blocks count at
+// the enclosing node's step).
+struct ManagedValue {
+  uint32_t slot;
+  uint32_t first;  // producer's step
+  uint32_t last;   // last step reading it or an alias of it
+};
+
 struct ExecBlock {
   const Block* source = nullptr;
+  uint32_t id = 0;  // position in ExecutionPlan::blocks
   std::vector<Step> steps;
   std::vector<uint32_t> params;
   std::vector<uint32_t> returns;
   // Per return: defined inside this block, so the consumer may move it out (an outer
   // value or a constant returned from the block must be copied instead).
   std::vector<uint8_t> return_is_local;
+  // Tensors planned into this block's slab (empty without memory planning).
+  std::vector<ManagedValue> managed;
 };
 
 struct ExecutionPlan {
@@ -47,6 +61,8 @@ struct ExecutionPlan {
   // Slots cleared at the end of every run (everything but constants and retained).
   std::vector<uint32_t> cleanup;
   std::vector<std::unique_ptr<Kernel>> kernels;
+  // The layout algorithm chosen by Options::planner (from planners::PlannerRegistry).
+  const planners::LayoutAlgorithm* layout = nullptr;
 
   const uint32_t* ptr(uint32_t offset) const { return indices.data() + offset; }
 };

@@ -11,8 +11,10 @@
 #include "core/frontend.h"
 #include "core/graph.h"
 #include "core/kernel_registry.h"
+#include "core/memory_plan.h"
 #include "core/plugin_loader.h"
 #include "core/runtime.h"
+#include "planners/registry.h"
 
 namespace brisk {
 
@@ -24,12 +26,15 @@ class ModuleBuilder {
   ModuleBuilder(Module& m, Registries& registries) : m_(m), registries_(registries) {}
 
   void build() {
+    choosePlanner();
     escapes_ = findEscapingValues(*m_.graph_);
     kernel_of_node_.assign(m_.graph_->numNodes(), nullptr);
     compileBlock(*m_.graph_->top());
     decideRetention();
     for (ExecBlock& b : m_.plan_.blocks) addReleases(b);
     ExecutionPlan& plan = m_.plan_;
+    if (m_.options_.memory_planning)
+      for (ExecBlock& b : plan.blocks) planManagedValues(*m_.graph_, plan.retained, b);
     plan.num_slots = m_.graph_->numValues();
     for (const Value* c : m_.graph_->constants()) plan.constants.emplace_back(c->id(), c->constant());
     for (uint32_t id = 0; id < plan.num_slots; ++id)
@@ -42,6 +47,7 @@ class ModuleBuilder {
 
  private:
   std::unique_ptr<Kernel> chooseKernel(const Node& node);
+  void choosePlanner();
   void decideRetention();
   void addReleases(ExecBlock& eb);
   uint32_t pushIndices(const std::vector<Value*>& values) {
@@ -134,6 +140,7 @@ const ExecBlock* ModuleBuilder::compileBlock(const Block& block) {
   plan.blocks.emplace_back();
   ExecBlock* eb = &plan.blocks.back();  // deque: stays valid while sub-blocks are added
   eb->source = &block;
+  eb->id = static_cast<uint32_t>(plan.blocks.size() - 1);
   for (const Value* p : block.params()) eb->params.push_back(p->id());
   for (const Node* n : block.nodes()) {
     std::unique_ptr<Kernel> k = chooseKernel(*n);
@@ -168,6 +175,16 @@ std::shared_ptr<Module> ModuleBuilder::buildChild(const Graph& subgraph) {
                                  &registries_, m_.keepalive_);
   m_.children_.push_back(child);
   return child;
+}
+
+void ModuleBuilder::choosePlanner() {
+  const std::string& name = m_.options_.planner;
+  const auto& registry = planners::PlannerRegistry::global();
+  m_.plan_.layout = registry.lookup(name);
+  if (m_.plan_.layout) return;
+  std::string valid;
+  for (const std::string& n : registry.names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw Error(Error::Where{m_.name_, "", ""}, "unknown memory planner '" + name + "' (valid: " + valid + ")");
 }
 
 void ModuleBuilder::decideRetention() {
@@ -226,6 +243,11 @@ void ModuleBuilder::addReleases(ExecBlock& eb) {
 }
 
 // --- Module ----------------------------------------------------------------------
+
+void Module::publishMemoryStats(const MemoryStats& s) const {
+  std::lock_guard<std::mutex> lock(memory_mu_);
+  memory_stats_ = s;
+}
 
 Module::Module(std::string name, Options options) : name_(std::move(name)), options_(std::move(options)) {}
 Module::~Module() = default;
@@ -305,6 +327,11 @@ ModuleStats Module::stats() const {
   for (const ExecBlock& b : plan_.blocks)
     for (const Step& st : b.steps) ++s.kernels_by_kind[static_cast<int>(st.kernel->kind())];
   for (uint8_t r : plan_.retained) s.retained_values += r;
+  for (const ExecBlock& b : plan_.blocks) s.managed_values += b.managed.size();
+  {
+    std::lock_guard<std::mutex> lock(memory_mu_);
+    s.memory = memory_stats_;
+  }
   s.pool = pool_->stats();
   return s;
 }

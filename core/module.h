@@ -6,6 +6,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ struct ModuleStats {
   size_t nodes = 0;
   size_t kernels_by_kind[kNumKernelKinds] = {};
   size_t retained_values = 0;  // out-variant outputs reused across runs
+  size_t managed_values = 0;   // of those, tensors the memory planner may place in a slab
+  // Memory plan of the Runtime (pooled or caller-owned) that most recently computed a
+  // layout; all zero before the first run. Fork children report their own.
+  MemoryStats memory;
   RuntimePoolStats pool;
 };
 
@@ -71,6 +76,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // Child Modules built for prim::fork subgraphs, in node order.
   const std::vector<std::shared_ptr<Module>>& children() const { return children_; }
   ModuleStats stats() const;
+  // Called by a Runtime after a run in which one of its blocks (re)planned its slab.
+  void publishMemoryStats(const MemoryStats& s) const;
 
  private:
   friend class ModuleBuilder;
@@ -84,6 +91,8 @@ class Module : public std::enable_shared_from_this<Module> {
   ExecutionPlan plan_;
   std::vector<std::shared_ptr<Module>> children_;
   std::unique_ptr<RuntimePool> pool_;
+  mutable std::mutex memory_mu_;  // taken only when a layout changes, never per run
+  mutable MemoryStats memory_stats_;
 };
 
 }  // namespace brisk

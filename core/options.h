@@ -32,6 +32,14 @@ struct Options {
   // model's traced types) and refuse others with a clear error.
   bool strict_inputs = true;
 
+  // --- Memory ----------------------------------------------------------------------
+  // Place retained intermediate tensors in one slab per block, laid out after the first
+  // run (see core/memory_plan.h). false: they keep their own allocations (reused).
+  bool memory_planning = true;
+  // Layout algorithm from planners::PlannerRegistry: "bump", "storage_groups",
+  // "greedy_by_size", "greedy_by_breadth". Unknown names are an error at load.
+  std::string planner = "greedy_by_size";
+
   // --- Runtimes --------------------------------------------------------------------
   // Module::run borrows a Runtime from a pool; at most this many exist at once
   // (callers beyond it wait). 0 = unbounded.

@@ -13,6 +13,11 @@ Runtime::Runtime(const Module& module, std::shared_ptr<const Module> keepalive)
     : module_(&module), keepalive_(std::move(keepalive)), plan_(module.plan()), slots_(plan_.num_slots) {
   for (const auto& [slot, value] : plan_.constants) slots_[slot] = value;
   for (uint32_t p : plan_.blocks.front().params) input_ptrs_.push_back(&slots_[p]);
+  for (const ExecBlock& b : plan_.blocks) {
+    if (b.managed.empty()) continue;
+    memory_.resize(plan_.blocks.size());
+    memory_[b.id] = std::make_unique<BlockMemory>(b, *plan_.layout);
+  }
 }
 
 Runtime::~Runtime() = default;
@@ -22,6 +27,8 @@ void Runtime::runBlock(const ExecBlock& block) {
   const uint32_t* idx = plan_.indices.data();
   const Step* step = block.steps.data();
   const Step* const end = step + block.steps.size();
+  BlockMemory* mem = memory_.empty() ? nullptr : memory_[block.id].get();
+  if (mem) mem->prepare(slots);
   try {
     for (; step != end; ++step) {
       KernelContext ctx(*this, slots, idx + step->in_begin, step->num_in, idx + step->out_begin, step->num_out);
@@ -30,12 +37,22 @@ void Runtime::runBlock(const ExecBlock& block) {
       for (uint32_t i = 0; i < step->num_release; ++i) slots[rel[i]] = c10::IValue();
     }
   } catch (const Error& e) {
+    if (mem) mem->abort(slots);
     // An error from a nested block already names its node.
     if (e.namesNode()) throw;
     throw e.withNode(step->node->describe(), step->node->key());
   } catch (const std::exception& e) {
+    if (mem) mem->abort(slots);
     throw Error(Error::Where{"", step->node->describe(), step->node->key()}, describeException(e));
   }
+  if (mem && mem->finish(slots)) memory_changed_ = true;
+}
+
+MemoryStats Runtime::memoryStats() const {
+  MemoryStats s;
+  for (const auto& m : memory_)
+    if (m) m->addStats(s);
+  return s;
 }
 
 void Runtime::cleanup() {
@@ -76,6 +93,10 @@ c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs) {
     throw Error(Error::Where{module_->name(), "", ""}, describeException(e));
   }
   cleanup();
+  if (memory_changed_) {
+    memory_changed_ = false;
+    module_->publishMemoryStats(memoryStats());
+  }
   if (!observed.empty()) sig.learn(observed);
   ++runs_;
   return result;

@@ -8,10 +8,12 @@
 #include <memory>
 #include <vector>
 
+#include "core/memory_plan.h"
 #include "core/signature.h"
 
 namespace brisk {
 
+class BlockMemory;
 class Module;
 struct ExecBlock;
 struct ExecutionPlan;
@@ -32,6 +34,8 @@ class Runtime {
 
   const Module& module() const { return *module_; }
   uint64_t runs() const { return runs_; }
+  // Slabs of this Runtime's blocks (memory planning), summed over blocks.
+  MemoryStats memoryStats() const;
 
   // --- For kernels (hot path) ------------------------------------------------------
   // Runs one block of this Runtime's plan with the serial executor.
@@ -52,6 +56,9 @@ class Runtime {
   std::vector<c10::IValue*> input_ptrs_;
   std::vector<c10::IValue> stack_;
   std::vector<c10::IValue> scratch_;
+  // Per ExecBlock id: the block's slab and managed tensors; null without any.
+  std::vector<std::unique_ptr<BlockMemory>> memory_;
+  bool memory_changed_ = false;  // a block (re)planned during this run
   uint64_t runs_ = 0;
 };
 
