@@ -4,6 +4,8 @@
 #include <map>
 
 #include "core/graph.h"
+#include "core/model_inputs.h"
+#include "tools/cli/model_locator.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
 #include "tools/cli/options_flags.h"
@@ -15,9 +17,15 @@ namespace {
 struct InspectFlags {
   CommonFlags common;
   bool graph = false;
+  bool no_profile = false;
+  std::string inputs;
   bool help = false;
 
-  void addOwn(FlagParser& p) { p.addBool("graph", &graph, "also print the brisk graph (Graph::str())"); }
+  void addOwn(FlagParser& p) {
+    p.addBool("graph", &graph, "also print the brisk graph (Graph::str())");
+    p.addString("inputs", &inputs, "FILE", "inputs for the profile run (default: the model's <model>.inputs.pt)");
+    p.addBool("no-profile", &no_profile, "do not run the model once to show its memory plan");
+  }
   void addAll(FlagParser& p) {
     addOwn(p);
     common.addTo(p);
@@ -36,10 +44,11 @@ std::string inspectUsage(bool common) {
   FlagParser p;
   if (common) f.addAll(p);
   else f.addOwn(p);
-  return "brisk inspect [MODEL] [--graph] [flags]\n"
+  return "brisk inspect [MODEL] [--graph] [--inputs FILE] [--no-profile] [flags]\n"
          "  Prints the signature, the plugins loaded, and per node (indented by block depth)\n"
          "  its index, op, kernel kind, provider and detail; then counts per kind and the ops\n"
-         "  that fell back to the TorchScript operator.\n" +
+         "  that fell back to the TorchScript operator; then runs the model once on its inputs\n"
+         "  (the memory planner's profile run) and prints the slab, lower bound and managed tensors.\n" +
          p.usage();
 }
 
@@ -89,6 +98,11 @@ int inspectCommand(const std::vector<std::string>& args) {
   for (int k = 0; k < kNumKernelKinds; ++k)
     std::cout << " " << kernelKindName(static_cast<KernelKind>(k)) << "=" << by_kind[k];
   std::cout << " (total " << report.size() << ")\n";
+  if (!f.no_profile) {
+    // The memory plan exists only after a profile run on real inputs.
+    ModelInputs inputs = loadInputs(locateInputs(m.location, f.inputs));
+    mod.run(inputs.args, inputs.kwargs);
+  }
   std::cout << "module stats: " << describeStats(mod.stats()) << "\n";
   std::cout << "fallback ops:";
   if (fallback_ops.empty()) std::cout << " none\n";

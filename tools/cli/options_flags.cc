@@ -19,6 +19,10 @@ void CommonFlags::addTo(FlagParser& p) {
   p.addBool("fallback-only", &fallback_only, "run every node through the TorchScript operator");
   p.addSwitch("no-strict-inputs", &strict_inputs, false,
               "do not fix input dtype/rank on the first run");
+  p.addSwitch("no-memory-planning", &memory_planning, false,
+              "do not place intermediate tensors in a planned slab");
+  p.addString("planner", &planner, "NAME",
+              "memory layout algorithm: greedy_by_size (default), greedy_by_breadth, storage_groups, bump");
   p.addInt("max-runtimes", &max_runtimes, "N", "at most N pooled runtimes (0 = unbounded)", 0);
   p.addInt("runtime-idle-ms", &runtime_idle_ms, "N", "free pooled runtimes idle for N ms (0 = never)", 0);
   p.addInt("threads", &threads, "N",
@@ -42,6 +46,8 @@ Options CommonFlags::options() const {
   o.use_native = use_native;
   o.fallback_only = fallback_only;
   o.strict_inputs = strict_inputs;
+  o.memory_planning = memory_planning;
+  o.planner = planner;
   if (max_runtimes >= 0) o.max_runtimes = static_cast<size_t>(max_runtimes);
   if (runtime_idle_ms >= 0) o.runtime_idle_ms = runtime_idle_ms;
   return o;
@@ -61,6 +67,7 @@ std::string describeOptions(const Options& o) {
      << " plugin_path=" << joinList(o.plugin_path) << " optimize_numerics=" << o.optimize_numerics
      << " use_out_variants=" << o.use_out_variants << " use_native=" << o.use_native
      << " fallback_only=" << o.fallback_only << " strict_inputs=" << o.strict_inputs
+     << " memory_planning=" << o.memory_planning << " planner=" << o.planner
      << " max_runtimes=" << o.max_runtimes << " runtime_idle_ms=" << o.runtime_idle_ms;
   return os.str();
 }
@@ -78,6 +85,8 @@ std::string optionsJson(const Options& o) {
       .add("use_native", json::boolean(o.use_native))
       .add("fallback_only", json::boolean(o.fallback_only))
       .add("strict_inputs", json::boolean(o.strict_inputs))
+      .add("memory_planning", json::boolean(o.memory_planning))
+      .add("planner", json::str(o.planner))
       .add("max_runtimes", json::num(static_cast<long long>(o.max_runtimes)))
       .add("runtime_idle_ms", json::num(static_cast<long long>(o.runtime_idle_ms)))
       .done();

@@ -20,6 +20,8 @@ struct CommonFlags {
   bool use_native = true;
   bool fallback_only = false;
   bool strict_inputs = true;
+  bool memory_planning = true;
+  std::string planner = "greedy_by_size";
   int64_t max_runtimes = -1;     // -1 = keep the default
   int64_t runtime_idle_ms = -1;  // -1 = keep the default
   // CLI-wide
