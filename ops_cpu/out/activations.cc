@@ -1,0 +1,163 @@
+// Activations: relu (as ATen does it: clamp_min(x, 0)), hardtanh / relu6 / clamp,
+// sigmoid, tanh, gelu, silu, hardswish, hardsigmoid, softmax, log_softmax.
+#include <ATen/CPUFunctions.h>
+
+#include "ops_cpu/out/common.h"
+
+namespace brisk::ops_cpu::out {
+namespace {
+
+// Unary op whose output dtype is the input's; `ok(x)` says when the out path applies
+// (otherwise the dispatcher's functional op runs: other dtypes, other tensor kinds).
+template <class Ok, class OutFn, class Generic>
+std::unique_ptr<Kernel> unarySameDtype(std::string desc, Ok ok, OutFn out_fn, Generic generic) {
+  return makeKernel(std::move(desc), [ok, out_fn, generic](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    if (!isDenseCpu(x) || !ok(x)) {
+      ctx.output(0) = generic(x);
+      return;
+    }
+    if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
+      out_fn(*o, x);
+    } else {
+      at::Tensor t = at::empty({0}, x.options());
+      out_fn(t, x);
+      ctx.output(0) = std::move(t);
+    }
+  });
+}
+
+bool floating(const at::Tensor& x) { return c10::isFloatingType(x.scalar_type()); }
+
+std::unique_ptr<Kernel> relu(KernelBuildContext& b) {
+  if (numInputs(b) != 1) return nullptr;
+  const c10::Scalar zero(0);
+  return unarySameDtype(
+      "at::cpu::clamp_min_out", [](const at::Tensor& x) { return x.scalar_type() != at::kBool; },
+      [zero](at::Tensor& o, const at::Tensor& x) { at::cpu::clamp_min_out(o, x, zero); },
+      [](const at::Tensor& x) { return at::relu(x); });
+}
+
+// hardtanh(x, min, max) == clamp(x, min, max) for floating x (ATen's own definition).
+std::unique_ptr<Kernel> clampKernel(std::string desc, c10::optional<c10::Scalar> lo, c10::optional<c10::Scalar> hi,
+                                    std::function<at::Tensor(const at::Tensor&)> generic) {
+  return unarySameDtype(
+      std::move(desc), floating, [lo, hi](at::Tensor& o, const at::Tensor& x) { at::cpu::clamp_out(o, x, lo, hi); },
+      std::move(generic));
+}
+
+std::unique_ptr<Kernel> hardtanh(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  auto lo = constScalar(b, 1), hi = constScalar(b, 2);
+  if (!lo || !hi) return nullptr;
+  c10::Scalar l = *lo, h = *hi;
+  return clampKernel("at::cpu::clamp_out", l, h, [l, h](const at::Tensor& x) { return at::hardtanh(x, l, h); });
+}
+
+std::unique_ptr<Kernel> relu6(KernelBuildContext& b) {
+  if (numInputs(b) != 1) return nullptr;
+  return clampKernel("at::cpu::clamp_out(0, 6)", c10::Scalar(0), c10::Scalar(6),
+                     [](const at::Tensor& x) { return at::relu6(x); });
+}
+
+std::unique_ptr<Kernel> clamp(KernelBuildContext& b) {
+  if (numInputs(b) != 3 || !isConst(b, 1) || !isConst(b, 2)) return nullptr;
+  c10::optional<c10::Scalar> lo, hi;
+  if (!constant(b, 1).isNone()) {
+    if (!constant(b, 1).isScalar()) return nullptr;
+    lo = constant(b, 1).toScalar();
+  }
+  if (!constant(b, 2).isNone()) {
+    if (!constant(b, 2).isScalar()) return nullptr;
+    hi = constant(b, 2).toScalar();
+  }
+  if (!lo && !hi) return nullptr;  // the interpreter's error
+  return clampKernel("at::cpu::clamp_out", lo, hi, [lo, hi](const at::Tensor& x) { return at::clamp(x, lo, hi); });
+}
+
+// Unary float ops: integer inputs produce the default float dtype (sigmoid, tanh).
+template <class OutFn, class Generic>
+std::unique_ptr<Kernel> unaryFloat(std::string desc, OutFn out_fn, Generic generic) {
+  return makeKernel(std::move(desc), [out_fn, generic](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    if (!isDenseCpu(x)) {
+      ctx.output(0) = generic(x);
+      return;
+    }
+    writeOut(
+        ctx, floatResultType(x.scalar_type()), [&](at::Tensor& o) { out_fn(o, x); }, [&] { return generic(x); });
+  });
+}
+
+std::unique_ptr<Kernel> sigmoid(KernelBuildContext& b) {
+  if (numInputs(b) != 1) return nullptr;
+  return unaryFloat(
+      "at::cpu::sigmoid_out", [](at::Tensor& o, const at::Tensor& x) { at::cpu::sigmoid_out(o, x); },
+      [](const at::Tensor& x) { return at::sigmoid(x); });
+}
+
+std::unique_ptr<Kernel> tanh(KernelBuildContext& b) {
+  if (numInputs(b) != 1) return nullptr;
+  return unaryFloat(
+      "at::cpu::tanh_out", [](at::Tensor& o, const at::Tensor& x) { at::cpu::tanh_out(o, x); },
+      [](const at::Tensor& x) { return at::tanh(x); });
+}
+
+std::unique_ptr<Kernel> gelu(KernelBuildContext& b) {
+  if (numInputs(b) != 2 || !isConst(b, 1) || !constant(b, 1).isString()) return nullptr;
+  auto approx = std::make_shared<const std::string>(constant(b, 1).toStringRef());
+  if (*approx != "none" && *approx != "tanh") return nullptr;
+  return unarySameDtype(
+      "at::cpu::gelu_out", floating,
+      [approx](at::Tensor& o, const at::Tensor& x) { at::cpu::gelu_out(o, x, *approx); },
+      [approx](const at::Tensor& x) { return at::gelu(x, *approx); });
+}
+
+#define BRISK_FLOAT_UNARY(NAME)                                                                             \
+  std::unique_ptr<Kernel> NAME(KernelBuildContext& b) {                                                     \
+    if (numInputs(b) != 1) return nullptr;                                                                  \
+    return unarySameDtype(                                                                                  \
+        "at::cpu::" #NAME "_out", floating, [](at::Tensor& o, const at::Tensor& x) { at::cpu::NAME##_out(o, x); }, \
+        [](const at::Tensor& x) { return at::NAME(x); });                                                   \
+  }
+BRISK_FLOAT_UNARY(silu)
+BRISK_FLOAT_UNARY(hardswish)
+BRISK_FLOAT_UNARY(hardsigmoid)
+#undef BRISK_FLOAT_UNARY
+
+// softmax.int / log_softmax.int with dtype=None: ATen's _softmax(x, dim, false).
+template <bool kLog>
+std::unique_ptr<Kernel> softmax(KernelBuildContext& b) {
+  if (numInputs(b) != 3 || !isConstNone(b, 2)) return nullptr;
+  auto dim = constInt(b, 1);
+  if (!dim) return nullptr;
+  const int64_t d = *dim;
+  return unarySameDtype(
+      kLog ? "at::cpu::_log_softmax_out" : "at::cpu::_softmax_out", floating,
+      [d](at::Tensor& o, const at::Tensor& x) {
+        if (kLog)
+          at::cpu::_log_softmax_out(o, x, d, false);
+        else
+          at::cpu::_softmax_out(o, x, d, false);
+      },
+      [d](const at::Tensor& x) { return kLog ? at::log_softmax(x, d) : at::softmax(x, d); });
+}
+
+}  // namespace
+
+void registerActivations(PluginRegistrar& r) {
+  r.outVariant("aten::relu", relu);
+  r.outVariant("aten::hardtanh", hardtanh);
+  r.outVariant("aten::relu6", relu6);
+  r.outVariant("aten::clamp", clamp);
+  r.outVariant("aten::sigmoid", sigmoid);
+  r.outVariant("aten::tanh", tanh);
+  r.outVariant("aten::gelu", gelu);
+  r.outVariant("aten::silu", silu);
+  r.outVariant("aten::hardswish", hardswish);
+  r.outVariant("aten::hardsigmoid", hardsigmoid);
+  r.outVariant("aten::softmax.int", softmax<false>);
+  r.outVariant("aten::log_softmax.int", softmax<true>);
+}
+
+}  // namespace brisk::ops_cpu::out

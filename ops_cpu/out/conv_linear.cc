@@ -1,0 +1,281 @@
+// Convolution and matrix products: conv2d / _convolution, linear, addmm, mm, bmm,
+// baddbmm, matmul.
+//
+// linear: the weight's transpose (a view, no copy) is made once at load, and the
+// kernel calls at::cpu::addmm_out / mm_out directly, as ATen's linear does for 2-D
+// inputs (and for contiguous N-D inputs viewed as 2-D).
+//
+// conv2d / _convolution: libtorch exposes no real out form (mkldnn_convolution's
+// ".out" is a copy of the functional result, and oneDNN/ideep headers are not
+// shipped), so the kernel calls at::native::_convolution directly (skipping the
+// conv2d -> convolution -> _convolution dispatcher hops and autograd wrappers) and
+// stores its fresh result. It is registered in the out-variant registry but has kind
+// kNative: its output is not retained or placed in the memory plan (writing into a
+// planned buffer would need a copy of every activation).
+#include <ATen/CPUFunctions.h>
+#include <ATen/Context.h>
+#include <ATen/ops/_convolution_native.h>
+#include <ATen/ops/matmul_native.h>
+#include <ATen/ops/resize_native.h>
+
+#include "ops_cpu/out/common.h"
+
+namespace brisk::ops_cpu::out {
+namespace {
+
+c10::optional<at::Tensor> optionalTensor(const c10::IValue& v) {
+  if (v.isNone()) return c10::nullopt;
+  return v.toTensor();
+}
+
+// --- conv ------------------------------------------------------------------------------
+
+struct ConvArgs {
+  std::vector<int64_t> stride, padding, dilation, output_padding;
+  bool transposed = false;
+  int64_t groups = 1;
+  bool bias_const = false;
+  c10::optional<at::Tensor> bias;
+  // _convolution's own flags when given as constants; otherwise taken from the global
+  // context at run time, as aten::convolution does.
+  bool explicit_flags = false;
+  bool benchmark = false, deterministic = false, cudnn_enabled = true, allow_tf32 = true;
+};
+
+at::Tensor runConv(const ConvArgs& a, KernelContext& ctx) {
+  const at::Tensor& x = ctx.tensor(0);
+  const at::Tensor& w = ctx.tensor(1);
+  c10::optional<at::Tensor> bias_rt;
+  const c10::optional<at::Tensor>& bias = a.bias_const ? a.bias : (bias_rt = optionalTensor(ctx.input(2)));
+  if (a.explicit_flags)
+    return at::native::_convolution(x, w, bias, a.stride, a.padding, a.dilation, a.transposed, a.output_padding,
+                                    a.groups, a.benchmark, a.deterministic, a.cudnn_enabled, a.allow_tf32);
+  auto& g = at::globalContext();
+  return at::native::_convolution(x, w, bias, a.stride, a.padding, a.dilation, a.transposed, a.output_padding,
+                                  a.groups, g.benchmarkCuDNN(), g.deterministicCuDNN() || g.deterministicAlgorithms(),
+                                  g.userEnabledCuDNN(), g.allowTF32CuDNN());
+}
+
+bool readBias(KernelBuildContext& b, ConvArgs& a) {
+  if (!isConst(b, 2)) return true;
+  const c10::IValue& v = constant(b, 2);
+  if (!v.isNone() && !v.isTensor()) return false;
+  a.bias_const = true;
+  a.bias = optionalTensor(v);
+  return true;
+}
+
+std::unique_ptr<Kernel> conv2d(KernelBuildContext& b) {
+  if (numInputs(b) != 7) return nullptr;
+  auto stride = constInts(b, 3), padding = constInts(b, 4), dilation = constInts(b, 5);
+  auto groups = constInt(b, 6);
+  if (!stride || !padding || !dilation || !groups) return nullptr;  // e.g. padding="same"
+  ConvArgs a;
+  a.stride = expandInts(*stride, 2);
+  a.padding = expandInts(*padding, 2);
+  a.dilation = expandInts(*dilation, 2);
+  a.output_padding = {0, 0};
+  a.groups = *groups;
+  if (a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return nullptr;
+  if (!readBias(b, a)) return nullptr;
+  return makeKernel("at::native::_convolution", [a = std::move(a)](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    if (x.dim() != 4 || !isDenseCpu(x)) {  // unbatched (3-D) inputs: conv2d's own handling
+      c10::optional<at::Tensor> bias_rt;
+      const c10::optional<at::Tensor>& bias = a.bias_const ? a.bias : (bias_rt = optionalTensor(ctx.input(2)));
+      ctx.output(0) = at::conv2d(x, ctx.tensor(1), bias, a.stride, a.padding, a.dilation, a.groups);
+      return;
+    }
+    ctx.output(0) = runConv(a, ctx);
+  }, KernelKind::kNative);
+}
+
+std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
+  if (numInputs(b) != 13) return nullptr;
+  auto stride = constInts(b, 3), padding = constInts(b, 4), dilation = constInts(b, 5);
+  auto transposed = constBool(b, 6);
+  auto output_padding = constInts(b, 7);
+  auto groups = constInt(b, 8);
+  auto bench = constBool(b, 9), det = constBool(b, 10), cudnn = constBool(b, 11), tf32 = constBool(b, 12);
+  if (!stride || !padding || !dilation || !transposed || !output_padding || !groups || !bench || !det || !cudnn ||
+      !tf32)
+    return nullptr;
+  ConvArgs a;
+  a.stride = *stride;
+  a.padding = *padding;
+  a.dilation = *dilation;
+  a.transposed = *transposed;
+  a.output_padding = *output_padding;
+  a.groups = *groups;
+  a.explicit_flags = true;
+  a.benchmark = *bench;
+  a.deterministic = *det;
+  a.cudnn_enabled = *cudnn;
+  a.allow_tf32 = *tf32;
+  if (!readBias(b, a)) return nullptr;
+  return makeKernel(
+      "at::native::_convolution", [a = std::move(a)](KernelContext& ctx) { ctx.output(0) = runConv(a, ctx); },
+      KernelKind::kNative);
+}
+
+// --- linear ----------------------------------------------------------------------------
+
+// y = x W^T + b for weight `w` ([N, K]), its transpose view `wt` and `bias` (undefined
+// when absent).
+void runLinear(KernelContext& ctx, const at::Tensor& w, const at::Tensor& wt, const at::Tensor& bias) {
+  const at::Tensor& x = ctx.tensor(0);
+  const bool has_bias = bias.defined();
+  if (!isDenseCpu(x) || !isDenseCpu(w) || w.dim() != 2 || x.scalar_type() != w.scalar_type() ||
+      (has_bias && (!isDenseCpu(bias) || bias.scalar_type() != x.scalar_type()))) {
+    ctx.output(0) = at::linear(x, w, has_bias ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+    return;
+  }
+  const int64_t dim = x.dim();
+  if (dim == 2) {
+    if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
+      if (has_bias)
+        at::cpu::addmm_out(*o, bias, x, wt);
+      else
+        at::cpu::mm_out(*o, x, wt);
+    } else {
+      ctx.output(0) = has_bias ? at::cpu::addmm(bias, x, wt) : at::cpu::mm(x, wt);
+    }
+    return;
+  }
+  if (dim < 3 || !x.is_contiguous() || x.size(-1) != w.size(1)) {
+    ctx.output(0) = at::linear(x, w, has_bias ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+    return;
+  }
+  // Contiguous N-D input: one GEMM over the flattened leading dims.
+  const int64_t k = x.size(-1);
+  const int64_t n_out = w.size(0);
+  const int64_t m = k == 0 ? 0 : x.numel() / k;
+  at::Tensor x2 = x.view({m, k});
+  c10::SmallVector<int64_t, 6> out_sizes(x.sizes().begin(), x.sizes().end());
+  out_sizes.back() = n_out;
+  at::Tensor* o = retainedOut(ctx, 0, x.scalar_type());
+  if (o && o->is_contiguous()) {
+    at::native::resize_(*o, out_sizes, c10::nullopt);
+    at::Tensor o2 = o->view({m, n_out});
+    if (has_bias)
+      at::cpu::addmm_out(o2, bias, x2, wt);
+    else
+      at::cpu::mm_out(o2, x2, wt);
+    return;
+  }
+  at::Tensor r = has_bias ? at::cpu::addmm(bias, x2, wt) : at::cpu::mm(x2, wt);
+  ctx.output(0) = r.view(out_sizes);
+}
+
+std::unique_ptr<Kernel> linear(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  at::Tensor w = constTensor(b, 1);
+  const bool const_bias = isConst(b, 2);
+  at::Tensor bias;
+  if (const_bias) {
+    const c10::IValue& bv = constant(b, 2);
+    if (bv.isTensor())
+      bias = bv.toTensor();
+    else if (!bv.isNone())
+      return nullptr;
+  }
+  if (w.defined() && w.dim() == 2 && isDenseCpu(w) && const_bias) {
+    // Frozen weight: transpose view made once.
+    at::Tensor wt = w.t();
+    return makeKernel(bias.defined() ? "at::cpu::addmm_out(bias, x, W^T)" : "at::cpu::mm_out(x, W^T)",
+                      [w, wt, bias](KernelContext& ctx) { runLinear(ctx, w, wt, bias); });
+  }
+  // Weight / bias computed at run time (e.g. attention's in-projection chunks).
+  return makeKernel("at::cpu::addmm_out(bias, x, W^T) (runtime weight)", [](KernelContext& ctx) {
+    const at::Tensor& w = ctx.tensor(1);
+    const c10::IValue& bv = ctx.input(2);
+    static const at::Tensor kNoBias;
+    const at::Tensor& bias = bv.isTensor() ? bv.toTensor() : kNoBias;
+    if (w.dim() != 2) {
+      ctx.output(0) = at::linear(ctx.tensor(0), w, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+      return;
+    }
+    runLinear(ctx, w, w.t(), bias);
+  });
+}
+
+// --- mm / bmm / addmm / baddbmm / matmul -----------------------------------------------
+
+template <bool kBatched>
+std::unique_ptr<Kernel> mm(KernelBuildContext& b) {
+  if (numInputs(b) != 2) return nullptr;
+  return makeKernel(kBatched ? "at::cpu::bmm_out" : "at::cpu::mm_out", [](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    const at::Tensor& y = ctx.tensor(1);
+    if (!isDenseCpu(x) || !isDenseCpu(y) || x.scalar_type() != y.scalar_type()) {
+      ctx.output(0) = kBatched ? at::bmm(x, y) : at::mm(x, y);
+      return;
+    }
+    writeOut(
+        ctx, x.scalar_type(),
+        [&](at::Tensor& o) {
+          if (kBatched)
+            at::cpu::bmm_out(o, x, y);
+          else
+            at::cpu::mm_out(o, x, y);
+        },
+        [&] { return kBatched ? at::cpu::bmm(x, y) : at::cpu::mm(x, y); });
+  });
+}
+
+template <bool kBatched>
+std::unique_ptr<Kernel> addmm(KernelBuildContext& b) {
+  if (numInputs(b) != 5) return nullptr;
+  auto beta = constScalar(b, 3), alpha = constScalar(b, 4);
+  if (!beta || !alpha) return nullptr;
+  c10::Scalar be = *beta, al = *alpha;
+  return makeKernel(kBatched ? "at::cpu::baddbmm_out" : "at::cpu::addmm_out", [be, al](KernelContext& ctx) {
+    const at::Tensor& s = ctx.tensor(0);
+    const at::Tensor& x = ctx.tensor(1);
+    const at::Tensor& y = ctx.tensor(2);
+    if (!isDenseCpu(s) || !isDenseCpu(x) || !isDenseCpu(y) || x.scalar_type() != y.scalar_type() ||
+        s.scalar_type() != x.scalar_type()) {
+      ctx.output(0) = kBatched ? at::baddbmm(s, x, y, be, al) : at::addmm(s, x, y, be, al);
+      return;
+    }
+    writeOut(
+        ctx, x.scalar_type(),
+        [&](at::Tensor& o) {
+          if (kBatched)
+            at::cpu::baddbmm_out(o, s, x, y, be, al);
+          else
+            at::cpu::addmm_out(o, s, x, y, be, al);
+        },
+        [&] { return kBatched ? at::cpu::baddbmm(s, x, y, be, al) : at::cpu::addmm(s, x, y, be, al); });
+  });
+}
+
+std::unique_ptr<Kernel> matmul(KernelBuildContext& b) {
+  if (numInputs(b) != 2) return nullptr;
+  return makeKernel("at::native::matmul_out", [](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    const at::Tensor& y = ctx.tensor(1);
+    if (!isDenseCpu(x) || !isDenseCpu(y) || x.scalar_type() != y.scalar_type()) {
+      ctx.output(0) = at::matmul(x, y);
+      return;
+    }
+    writeOut(
+        ctx, x.scalar_type(), [&](at::Tensor& o) { at::native::matmul_out(x, y, o); },
+        [&] { return at::matmul(x, y); });
+  });
+}
+
+}  // namespace
+
+void registerConvLinear(PluginRegistrar& r) {
+  r.outVariant("aten::conv2d", conv2d);
+  r.outVariant("aten::_convolution", convolutionUnderscore);
+  r.outVariant("aten::linear", linear);
+  r.outVariant("aten::mm", mm<false>);
+  r.outVariant("aten::bmm", mm<true>);
+  r.outVariant("aten::addmm", addmm<false>);
+  r.outVariant("aten::baddbmm", addmm<true>);
+  r.outVariant("aten::matmul", matmul);
+}
+
+}  // namespace brisk::ops_cpu::out

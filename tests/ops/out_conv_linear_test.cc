@@ -1,0 +1,226 @@
+// Out-variant kernels of ops_cpu/out/conv_linear.cc against the interpreter.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "tests/ops/op_tester.h"
+
+namespace brisk::testing {
+namespace {
+
+constexpr KernelKind kOut = KernelKind::kOutVariant;
+// conv has no real out form in libtorch: its direct-call kernel returns fresh tensors.
+constexpr KernelKind kDirect = KernelKind::kNative;
+
+// IR lines defining %<name> as a constant float tensor of `shape` (constant-folded by
+// the frontend: sin(arange(numel)).reshape(shape)).
+std::string constTensorIR(const std::string& name, const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  std::string dims;
+  for (int64_t d : shape) {
+    n *= d;
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  }
+  return "  %" + name + "_n : int = prim::Constant[value=" + std::to_string(n) + "]()\n" + "  %" + name +
+         "_s : int[] = prim::Constant[value=[" + dims + "]]()\n" + "  %" + name +
+         "_none : NoneType = prim::Constant()\n" + "  %" + name + "_0 : Tensor = aten::arange(%" + name + "_n, %" +
+         name + "_none, %" + name + "_none, %" + name + "_none, %" + name + "_none)\n" + "  %" + name +
+         "_1 : Tensor = aten::reshape(%" + name + "_0, %" + name + "_s)\n" + "  %" + name + " : Tensor = aten::sin(%" +
+         name + "_1)\n";
+}
+
+const char* kConvIR = R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %p : int[] = prim::Constant[value=[1, 1]]()
+  %d : int[] = prim::Constant[value=[1, 1]]()
+  %g : int = prim::Constant[value=1]()
+  %y : Tensor = aten::conv2d(%x, %w, %b, %s, %p, %d, %g)
+  return (%y)
+)IR";
+
+TEST(OutConvLinear, Conv2d) {
+  at::Tensor w = at::randn({8, 3, 3, 3}), b = at::randn({8});
+  OpTester(kConvIR)
+      .inputs({at::randn({1, 3, 8, 8}), w, b})
+      .inputs({at::randn({2, 3, 16, 12}), w, b})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::conv2d", kDirect)
+      .run();
+}
+
+TEST(OutConvLinear, Conv2dChannelsLast) {
+  at::Tensor w = at::randn({8, 3, 3, 3}), b = at::randn({8});
+  OpTester(kConvIR)
+      .inputs({at::randn({1, 3, 8, 8}).contiguous(at::MemoryFormat::ChannelsLast), w, b})
+      .inputs({at::randn({2, 3, 16, 12}).contiguous(at::MemoryFormat::ChannelsLast), w, b})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::conv2d", kDirect)
+      .run();
+}
+
+TEST(OutConvLinear, Conv2dGroupedStridedConstWeightNoBias) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {8, 2, 3, 3}) +
+           "  %nob : NoneType = prim::Constant()\n"
+           "  %s : int[] = prim::Constant[value=[2, 2]]()\n"
+           "  %p : int[] = prim::Constant[value=[0, 1]]()\n"
+           "  %d : int[] = prim::Constant[value=[1, 1]]()\n"
+           "  %g : int = prim::Constant[value=4]()\n"
+           "  %y : Tensor = aten::conv2d(%x, %w, %nob, %s, %p, %d, %g)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({1, 8, 9, 9})})
+      .inputs({at::randn({3, 8, 15, 11})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::conv2d", kDirect)
+      .run();
+}
+
+TEST(OutConvLinear, ConvolutionUnderscore) {
+  at::Tensor w = at::randn({4, 3, 3, 3}), b = at::randn({4});
+  OpTester(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %s : int[] = prim::Constant[value=[1, 1]]()
+  %p : int[] = prim::Constant[value=[0, 0]]()
+  %d : int[] = prim::Constant[value=[1, 1]]()
+  %op : int[] = prim::Constant[value=[0, 0]]()
+  %f : bool = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %g : int = prim::Constant[value=1]()
+  %y : Tensor = aten::_convolution(%x, %w, %b, %s, %p, %d, %f, %op, %g, %f, %f, %t, %t)
+  return (%y)
+)IR")
+      .inputs({at::randn({1, 3, 6, 6}), w, b})
+      .inputs({at::randn({2, 3, 10, 7}), w, b})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::_convolution", kDirect)
+      .run();
+}
+
+TEST(OutConvLinear, LinearConstWeight) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {6, 4}) + constTensorIR("b", {6}) +
+           "  %y : Tensor = aten::linear(%x, %w, %b)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({1, 4})})
+      .inputs({at::randn({33, 4})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::linear", kOut)
+      .run();
+}
+
+TEST(OutConvLinear, LinearConstWeightNoBias3d) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {6, 4}) +
+           "  %nob : NoneType = prim::Constant()\n"
+           "  %y : Tensor = aten::linear(%x, %w, %nob)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({1, 2, 4})})
+      .inputs({at::randn({3, 5, 4})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::linear", kOut)
+      .run();
+}
+
+TEST(OutConvLinear, LinearConstWeight3dAndNonContiguous) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {6, 4}) + constTensorIR("b", {6}) +
+           "  %y : Tensor = aten::linear(%x, %w, %b)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({2, 3, 4})})
+      .inputs({at::randn({4, 7, 5}).transpose(0, 2).slice(2, 0, 4)})  // [5, 7, 4], non-contiguous
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::linear", kOut)
+      .run();
+}
+
+TEST(OutConvLinear, LinearRuntimeWeight) {
+  OpTester(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %y : Tensor = aten::linear(%x, %w, %b)
+  return (%y)
+)IR")
+      .inputs({at::randn({2, 5}), at::randn({3, 5}), at::randn({3})})
+      .inputs({at::randn({9, 5}), at::randn({7, 5}), at::randn({7})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::linear", kOut)
+      .run();
+  OpTester(R"IR(
+graph(%x : Tensor, %w : Tensor, %b : Tensor):
+  %y : Tensor = aten::linear(%x, %w, %b)
+  return (%y)
+)IR")
+      .inputs({at::randn({1, 2, 5}), at::randn({3, 5}), at::randn({3})})
+      .inputs({at::randn({2, 9, 5}), at::randn({7, 5}), at::randn({7})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::linear", kOut)
+      .run();
+}
+
+TEST(OutConvLinear, Mm) {
+  OpTester("graph(%a : Tensor, %b : Tensor):\n  %c : Tensor = aten::mm(%a, %b)\n  return (%c)\n")
+      .inputs({at::randn({2, 3}), at::randn({3, 4})})
+      .inputs({at::randn({9, 6}), at::randn({6, 5}).t().contiguous().t()})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::mm", kOut)
+      .run();
+}
+
+TEST(OutConvLinear, Bmm) {
+  OpTester("graph(%a : Tensor, %b : Tensor):\n  %c : Tensor = aten::bmm(%a, %b)\n  return (%c)\n")
+      .inputs({at::randn({2, 2, 3}), at::randn({2, 3, 4})})
+      .inputs({at::randn({5, 9, 6}), at::randn({5, 4, 6}).transpose(1, 2)})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::bmm", kOut)
+      .run();
+}
+
+TEST(OutConvLinear, Addmm) {
+  OpTester(R"IR(
+graph(%s : Tensor, %a : Tensor, %b : Tensor):
+  %beta : float = prim::Constant[value=0.5]()
+  %alpha : int = prim::Constant[value=2]()
+  %c : Tensor = aten::addmm(%s, %a, %b, %beta, %alpha)
+  return (%c)
+)IR")
+      .inputs({at::randn({4}), at::randn({2, 3}), at::randn({3, 4})})
+      .inputs({at::randn({5}), at::randn({8, 6}), at::randn({6, 5})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::addmm", kOut)
+      .run();
+}
+
+TEST(OutConvLinear, Baddbmm) {
+  OpTester(R"IR(
+graph(%s : Tensor, %a : Tensor, %b : Tensor):
+  %beta : int = prim::Constant[value=1]()
+  %alpha : float = prim::Constant[value=0.25]()
+  %c : Tensor = aten::baddbmm(%s, %a, %b, %beta, %alpha)
+  return (%c)
+)IR")
+      .inputs({at::randn({2, 1, 4}), at::randn({2, 3, 5}), at::randn({2, 5, 4})})
+      .inputs({at::randn({4, 6, 7}), at::randn({4, 6, 3}), at::randn({4, 3, 7})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::baddbmm", kOut)
+      .run();
+}
+
+TEST(OutConvLinear, Matmul) {
+  const char* ir = "graph(%a : Tensor, %b : Tensor):\n  %c : Tensor = aten::matmul(%a, %b)\n  return (%c)\n";
+  OpTester(ir)  // 3-D x 2-D (folded into one mm)
+      .inputs({at::randn({2, 3, 4}), at::randn({4, 5})})
+      .inputs({at::randn({3, 7, 4}), at::randn({4, 6})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::matmul", kOut)
+      .run();
+  OpTester(ir)  // broadcast batch
+      .inputs({at::randn({2, 1, 3, 4}), at::randn({5, 4, 2})})
+      .inputs({at::randn({3, 1, 6, 4}), at::randn({2, 4, 3})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::matmul", kOut)
+      .run();
+  OpTester(ir)  // vector x vector
+      .inputs({at::randn({4}), at::randn({4})})
+      .inputs({at::randn({9}), at::randn({9})})
+      .tolerance(Tolerance{1e-4, 1e-5})
+      .expectKernel("aten::matmul", kOut)
+      .run();
+}
+
+}  // namespace
+}  // namespace brisk::testing

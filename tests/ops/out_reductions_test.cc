@@ -1,0 +1,91 @@
+// Out-variant kernels of ops_cpu/out/reductions.cc against the interpreter.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "tests/ops/op_tester.h"
+
+namespace brisk::testing {
+namespace {
+
+constexpr KernelKind kOut = KernelKind::kOutVariant;
+
+TEST(OutReductions, SumAll) {
+  OpTester(
+      "graph(%a : Tensor):\n"
+      "  %t : NoneType = prim::Constant()\n"
+      "  %c : Tensor = aten::sum(%a, %t)\n"
+      "  return (%c)\n")
+      .inputs({at::randn({2, 3})})
+      .inputs({at::randn({40, 30})})
+      .expectKernel("aten::sum", kOut)
+      .run();
+}
+
+TEST(OutReductions, SumAllIntegersIsLong) {
+  OpTester(
+      "graph(%a : Tensor):\n"
+      "  %t : NoneType = prim::Constant()\n"
+      "  %c : Tensor = aten::sum(%a, %t)\n"
+      "  return (%c)\n")
+      .inputs({at::randint(0, 5, {2, 3}, at::kInt)})
+      .inputs({at::randint(0, 5, {4, 30}, at::kInt)})
+      .expectKernel("aten::sum", kOut)
+      .run();
+}
+
+TEST(OutReductions, SumDims) {
+  OpTester(
+      "graph(%a : Tensor):\n"
+      "  %d : int[] = prim::Constant[value=[0, -1]]()\n"
+      "  %k : bool = prim::Constant[value=0]()\n"
+      "  %t : NoneType = prim::Constant()\n"
+      "  %c : Tensor = aten::sum(%a, %d, %k, %t)\n"
+      "  return (%c)\n")
+      .inputs({at::randn({2, 3, 4})})
+      .inputs({at::randn({5, 6, 7})})
+      .expectKernel("aten::sum.dim_IntList", kOut)
+      .run();
+}
+
+TEST(OutReductions, SumDimsKeepdimDtype) {
+  OpTester(
+      "graph(%a : Tensor):\n"
+      "  %d : int[] = prim::Constant[value=[1]]()\n"
+      "  %k : bool = prim::Constant[value=1]()\n"
+      "  %t : int = prim::Constant[value=7]()\n"  // float64
+      "  %c : Tensor = aten::sum(%a, %d, %k, %t)\n"
+      "  return (%c)\n")
+      .inputs({at::randn({2, 3, 4})})
+      .inputs({at::randn({5, 6, 7}).transpose(0, 2)})
+      .expectKernel("aten::sum.dim_IntList", kOut)
+      .run();
+}
+
+TEST(OutReductions, MeanAll) {
+  OpTester(
+      "graph(%a : Tensor):\n"
+      "  %t : NoneType = prim::Constant()\n"
+      "  %c : Tensor = aten::mean(%a, %t)\n"
+      "  return (%c)\n")
+      .inputs({at::randn({2, 3})})
+      .inputs({at::randn({40, 30})})
+      .expectKernel("aten::mean", kOut)
+      .run();
+}
+
+TEST(OutReductions, MeanDims) {
+  OpTester(
+      "graph(%a : Tensor):\n"
+      "  %d : int[] = prim::Constant[value=[-1, -2]]()\n"
+      "  %k : bool = prim::Constant[value=1]()\n"
+      "  %t : NoneType = prim::Constant()\n"
+      "  %c : Tensor = aten::mean(%a, %d, %k, %t)\n"
+      "  return (%c)\n")
+      .inputs({at::randn({1, 3, 4, 4})})
+      .inputs({at::randn({2, 8, 7, 7}).contiguous(at::MemoryFormat::ChannelsLast)})
+      .expectKernel("aten::mean.dim", kOut)
+      .run();
+}
+
+}  // namespace
+}  // namespace brisk::testing
