@@ -239,6 +239,9 @@ int benchCommand(const std::vector<std::string>& args) {
   const double round_ratio = median(round_ratios);
   std::cout << "\nratio interpreter_p50/brisk_p50: " << fixed(ratio, 3)
             << " (median of per-round ratios: " << fixed(round_ratio, 3) << "; >1 means brisk is faster)\n";
+  // After the timed runs the memory plan exists: report it too.
+  const ModuleStats after = m.module->stats();
+  std::cout << "after runs: " << describeStats(after) << "\n";
 
   if (!f.json.empty()) {
     const std::string path = userPath(f.json);
@@ -251,7 +254,7 @@ int benchCommand(const std::vector<std::string>& args) {
                .add("settings", settingsJson(settings))
                .add("options", optionsJson(options))
                .add("plugins", json::str(describePlugins()))
-               .add("model_stats", statsJson(stats))
+               .add("model_stats", statsJson(after))
                .add("brisk_load_ms", json::num(m.load_ms))
                .add("interpreter_load_ms", json::num(ref_load_ms))
                .add("check_match", json::boolean(diff.empty()))
