@@ -7,6 +7,7 @@
 #include <ATen/core/ivalue.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace brisk {
@@ -72,5 +73,25 @@ class Kernel {
   KernelKind kind_;
   std::string provider_;
 };
+
+// A kernel whose run() is a callable holding the load-time constants it captured;
+// most kernels are one small function like that.
+template <typename F>
+class FunctionKernel final : public Kernel {
+ public:
+  FunctionKernel(KernelKind kind, F f, std::string what)
+      : Kernel(kind), f_(std::move(f)), what_(std::move(what)) {}
+  void run(KernelContext& ctx) const override { f_(ctx); }
+  std::string describe() const override { return what_; }
+
+ private:
+  F f_;
+  std::string what_;
+};
+
+template <typename F>
+std::unique_ptr<Kernel> functionKernel(KernelKind kind, F f, std::string what) {
+  return std::make_unique<FunctionKernel<F>>(kind, std::move(f), std::move(what));
+}
 
 }  // namespace brisk

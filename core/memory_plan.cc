@@ -17,20 +17,6 @@ namespace brisk {
 
 // --- Load time -------------------------------------------------------------------
 
-namespace {
-
-// Values `n` reads: its inputs and, for nodes with sub-blocks, everything those read
-// (their nodes' inputs and their returns).
-void collectReads(const Node* n, std::vector<const Value*>& out) {
-  for (const Value* v : n->inputs()) out.push_back(v);
-  for (const auto& b : n->blocks()) {
-    for (const Node* inner : b->nodes()) collectReads(inner, out);
-    for (const Value* r : b->returns()) out.push_back(r);
-  }
-}
-
-}  // namespace
-
 void planManagedValues(const Graph& graph, const std::vector<uint8_t>& retained, ExecBlock& eb) {
   eb.managed.clear();
   const auto& nodes = eb.source->nodes();

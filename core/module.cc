@@ -203,17 +203,6 @@ void ModuleBuilder::decideRetention() {
   }
 }
 
-namespace {
-// Inputs of `n` and every value its sub-blocks read (their nodes' inputs and returns).
-void collectReads(const Node* n, std::vector<const Value*>& out) {
-  for (const Value* v : n->inputs()) out.push_back(v);
-  for (const auto& b : n->blocks()) {
-    for (const Node* inner : b->nodes()) collectReads(inner, out);
-    for (const Value* r : b->returns()) out.push_back(r);
-  }
-}
-}  // namespace
-
 void ModuleBuilder::addReleases(ExecBlock& eb) {
   // Release a value right after the step that last reads it, if it was defined in this
   // block and nothing later needs it: not constants, not retained outputs (reused next

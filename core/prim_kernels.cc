@@ -10,20 +10,8 @@ namespace brisk {
 namespace {
 
 template <typename F>
-class LambdaKernel final : public Kernel {
- public:
-  LambdaKernel(F f, const char* what) : Kernel(KernelKind::kNative), f_(std::move(f)), what_(what) {}
-  void run(KernelContext& ctx) const override { f_(ctx); }
-  std::string describe() const override { return what_; }
-
- private:
-  F f_;
-  const char* what_;
-};
-
-template <typename F>
 std::unique_ptr<Kernel> lambda(F f, const char* what) {
-  return std::make_unique<LambdaKernel<F>>(std::move(f), what);
+  return functionKernel(KernelKind::kNative, std::move(f), what);
 }
 
 std::unique_ptr<Kernel> makeListConstruct(KernelBuildContext& b) {

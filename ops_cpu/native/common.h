@@ -19,20 +19,8 @@
 namespace brisk::ops_cpu::native {
 
 template <typename F>
-class LambdaKernel final : public Kernel {
- public:
-  LambdaKernel(F f, std::string what) : Kernel(KernelKind::kNative), f_(std::move(f)), what_(std::move(what)) {}
-  void run(KernelContext& ctx) const override { f_(ctx); }
-  std::string describe() const override { return what_; }
-
- private:
-  F f_;
-  std::string what_;
-};
-
-template <typename F>
 std::unique_ptr<Kernel> lambda(F f, std::string what) {
-  return std::make_unique<LambdaKernel<F>>(std::move(f), std::move(what));
+  return functionKernel(KernelKind::kNative, std::move(f), std::move(what));
 }
 
 // A strided, dense, non-quantized CPU tensor: the at::native:: CPU kernels apply to it

@@ -27,34 +27,22 @@
 
 namespace brisk::ops_cpu::out {
 
-// A kernel whose run() is a lambda holding the load-time constants it captured.
-//
 // The kernels call at::cpu:: / at::native:: entry points directly, i.e. below the
 // autograd and ADInplaceOrView dispatch keys; some ATen CPU kernels assert they are
 // (e.g. gelu's oneDNN path), so run() excludes those keys as the dispatcher would
 // (the runtime runs without grad mode, so nothing is lost).
-template <class F>
-class LambdaKernel final : public Kernel {
- public:
-  LambdaKernel(std::string desc, F f, KernelKind kind)
-      : Kernel(kind), desc_(std::move(desc)), f_(std::move(f)) {}
-  void run(KernelContext& ctx) const override {
-    at::AutoDispatchBelowADInplaceOrView below_autograd;
-    f_(ctx);
-  }
-  std::string describe() const override { return desc_; }
-
- private:
-  std::string desc_;
-  F f_;
-};
-
 // `kind` is kOutVariant for kernels that write into their (retained, plannable)
 // outputs; kNative for direct-call kernels that always return a fresh result (conv:
 // libtorch has no real out form), so the runtime neither retains nor plans it.
 template <class F>
 std::unique_ptr<Kernel> makeKernel(std::string desc, F f, KernelKind kind = KernelKind::kOutVariant) {
-  return std::make_unique<LambdaKernel<F>>(std::move(desc), std::move(f), kind);
+  return functionKernel(
+      kind,
+      [f = std::move(f)](KernelContext& ctx) {
+        at::AutoDispatchBelowADInplaceOrView below_autograd;
+        f(ctx);
+      },
+      std::move(desc));
 }
 
 // A plain strided CPU tensor (not quantized, sparse, mkldnn, nested, meta...).
