@@ -1,6 +1,6 @@
 #pragma once
 // Load-time options of a Module. Every field has a default that suits most users, a
-// CLI flag (tools/cli_options.cc) and a line in the README.
+// CLI flag (tools/cli/options_flags.cc) and a line in the README.
 #include <cstddef>
 #include <cstdint>
 #include <string>
