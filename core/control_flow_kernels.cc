@@ -17,11 +17,7 @@ class IfKernel final : public Kernel {
     const ExecBlock& b = ctx.input(0).toBool() ? *then_ : *else_;
     Runtime& rt = ctx.runtime();
     rt.runBlock(b);
-    c10::IValue* slots = ctx.slots();
-    for (size_t i = 0; i < b.returns.size(); ++i) {
-      c10::IValue& src = slots[b.returns[i]];
-      ctx.output(i) = b.return_is_local[i] ? std::move(src) : src;
-    }
+    for (size_t i = 0; i < b.returns.size(); ++i) ctx.output(i) = b.takeReturn(ctx.slots(), i);
   }
   std::string describe() const override { return "runs one of two blocks"; }
 
@@ -51,10 +47,7 @@ class LoopKernel final : public Kernel {
       cond = slots[body.returns[0]].toBool();
       // Gather first: a return may be another carried value's parameter (a swap).
       next.clear();
-      for (size_t i = 0; i < carried; ++i) {
-        c10::IValue& src = slots[body.returns[1 + i]];
-        next.push_back(body.return_is_local[1 + i] ? std::move(src) : src);
-      }
+      for (size_t i = 0; i < carried; ++i) next.push_back(body.takeReturn(slots, 1 + i));
       for (size_t i = 0; i < carried; ++i) slots[body.params[1 + i]] = std::move(next[i]);
       next.clear();
     }

@@ -46,6 +46,13 @@ struct ExecBlock {
   // Per return: defined inside this block, so the consumer may move it out (an outer
   // value or a constant returned from the block must be copied instead).
   std::vector<uint8_t> return_is_local;
+
+  // Return i's value, taken from the slots after the block ran: moved when local,
+  // copied otherwise.
+  c10::IValue takeReturn(c10::IValue* slots, size_t i) const {
+    c10::IValue& v = slots[returns[i]];
+    return return_is_local[i] ? std::move(v) : v;
+  }
   // Tensors planned into this block's slab (empty without memory planning).
   std::vector<ManagedValue> managed;
 };

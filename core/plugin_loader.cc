@@ -22,18 +22,15 @@ bool isFile(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::string selfDir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  std::string exe(buf, n);
-  return exe.substr(0, exe.rfind('/'));
-}
-
 std::string selfExe() {
   char buf[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
   return n > 0 ? std::string(buf, n) : "";
+}
+
+std::string selfDir() {
+  const std::string exe = selfExe();
+  return exe.substr(0, exe.rfind('/'));
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {

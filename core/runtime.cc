@@ -78,11 +78,11 @@ c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs) {
     }
     runBlock(top);
     if (top.returns.size() == 1) {
-      result = top.return_is_local[0] ? std::move(slots_[top.returns[0]]) : slots_[top.returns[0]];
+      result = top.takeReturn(slots_.data(), 0);
     } else {
       std::vector<c10::IValue> outs;
       for (size_t i = 0; i < top.returns.size(); ++i)
-        outs.push_back(top.return_is_local[i] ? std::move(slots_[top.returns[i]]) : slots_[top.returns[i]]);
+        outs.push_back(top.takeReturn(slots_.data(), i));
       result = c10::ivalue::Tuple::create(std::move(outs));
     }
   } catch (const Error& e) {
