@@ -170,7 +170,8 @@ inline ScalarArg scalarArg(KernelBuildContext& b, size_t i) {
 
 void registerElementwise(PluginRegistrar& r);
 void registerActivations(PluginRegistrar& r);
-void registerConvLinear(PluginRegistrar& r);
+void registerConv(PluginRegistrar& r);
+void registerLinear(PluginRegistrar& r);
 void registerReductions(PluginRegistrar& r);
 void registerPooling(PluginRegistrar& r);
 void registerNorms(PluginRegistrar& r);

@@ -34,7 +34,8 @@ bool outputsUsed(const Node& node, size_t first) {
 void registerOutVariantKernels(PluginRegistrar& r) {
   out::registerElementwise(r);
   out::registerActivations(r);
-  out::registerConvLinear(r);
+  out::registerConv(r);
+  out::registerLinear(r);
   out::registerReductions(r);
   out::registerPooling(r);
   out::registerNorms(r);
