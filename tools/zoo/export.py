@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write the brisk model zoo: <name>.pt, <name>.inputs.pt, <name>.inputs2.pt, <name>.expected.pt.
+"""Write the brisk model zoo: <name>.pt, <name>.inputs.pt, <name>.inputs2.pt, <name>.expected.pt
+(and <name>.b<N>.inputs.pt for the models in models.BATCH_INPUTS).
 
 Usage: /usr/bin/python3 export.py --out DIR [--only NAME ...] [--verbose]
 
@@ -102,6 +103,14 @@ def export_one(name, out_dir, verbose=False):
         if expected is None:
             expected = got
     jit_pickle.save(expected, os.path.join(out_dir, name + ".expected.pt"))
+    for batch, make in models.BATCH_INPUTS.get(name, {}).items():
+        inputs = make()
+        # Checked like the other sets, against the frozen module only (eager and the
+        # loaded module already agreed above; this keeps export time low).
+        _assert_close(_run(z.eager, inputs), _run(frozen, inputs), f"{name}/b{batch}/frozen")
+        args, kwargs = inputs
+        jit_pickle.save({"args": list(args), "kwargs": dict(kwargs)},
+                        os.path.join(out_dir, f"{name}.b{batch}.inputs.pt"))
 
     n_nodes = len(list(frozen.graph.nodes()))
     if verbose:

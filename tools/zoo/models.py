@@ -359,6 +359,23 @@ def chain_add100() -> ZooModel:
     return ZooModel(m, _unrolled(m), _inp(torch.tensor([1.5])), _inp(torch.tensor([-0.75])))
 
 
+# --------------------------------------------------------------------------- batched inputs
+
+def _images(batch: int, seed: int):
+    # A generator of its own per file, so adding a batch size never changes the values
+    # of another inputs file (outputs stay reproducible).
+    g = torch.Generator().manual_seed(seed)
+    return _inp(torch.randn(batch, 3, 224, 224, generator=g))
+
+
+# Extra input sets at larger batch sizes, written as <name>.b<N>.inputs.pt (the memory
+# benchmark's batch-8 numbers: `brisk bench resnet18 --batch 8 --memory`).
+BATCH_INPUTS = collections.OrderedDict([
+    ("resnet18", {8: lambda: _images(8, 201)}),
+    ("mobilenet_v2", {8: lambda: _images(8, 202)}),
+])
+
+
 MODELS = collections.OrderedDict([
     ("resnet18", resnet18),
     ("mobilenet_v2", mobilenet_v2),
