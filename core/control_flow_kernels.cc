@@ -40,12 +40,13 @@ class LoopKernel final : public Kernel {
     bool cond = ctx.input(1).toBool();
     for (size_t i = 0; i < carried; ++i) slots[body.params[1 + i]] = ctx.input(2 + i);
     Runtime& rt = ctx.runtime();
-    std::vector<c10::IValue>& next = rt.scratch();
     for (int64_t trip = 0; cond && trip < max_trips; ++trip) {
       slots[body.params[0]] = trip;
       rt.runBlock(body);
       cond = slots[body.returns[0]].toBool();
       // Gather first: a return may be another carried value's parameter (a swap).
+      // Fetched after the body: a wait inside it may resume this task on another thread.
+      std::vector<c10::IValue>& next = Runtime::scratch();
       next.clear();
       for (size_t i = 0; i < carried; ++i) next.push_back(body.takeReturn(slots, 1 + i));
       for (size_t i = 0; i < carried; ++i) slots[body.params[1 + i]] = std::move(next[i]);

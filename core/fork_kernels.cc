@@ -1,6 +1,10 @@
-// prim::fork / aten::wait. Each fork subgraph is a child Module built once at load;
-// a fork runs it through the child's own runtime pool and yields a completed future.
-// (Runs inline on the caller's thread; the threading library replaces the launcher.)
+// prim::fork / aten::wait. Each fork subgraph is a child Module built once at load.
+// prim::fork hands a task that runs the child (a Runtime from the child's own pool) to
+// the run's launcher (RunOptions::launcher, default: the inter-op arena) and yields a
+// c10 future; aten::wait joins it. Waiting on an arena thread does not idle it (see
+// threading/inter_op_arena.h), so nested forks deeper than the arena complete. An error
+// inside the task completes the future with it; wait rethrows it (it names the child's
+// model and node).
 #include <ATen/core/ivalue_inl.h>
 
 #include "core/error.h"
@@ -8,6 +12,7 @@
 #include "core/kernel_registry.h"
 #include "core/module.h"
 #include "core/runtime.h"
+#include "threading/inter_op_arena.h"
 
 namespace brisk {
 namespace {
@@ -22,10 +27,23 @@ class ForkKernel final : public Kernel {
     args.reserve(ctx.numInputs());
     for (size_t i = 0; i < ctx.numInputs(); ++i) args.push_back(ctx.input(i));
     auto future = c10::make_intrusive<c10::ivalue::Future>(elem_);
-    future->markCompleted(child_->run(std::move(args)));
+    // The task outlives this call: it owns the child, the arguments and a copy of the
+    // run options (launcher for nested forks, profiler).
+    const RunOptions& ro = ctx.runtime().runOptions();
+    Task task = [child = child_, args = std::move(args), future, ro]() mutable {
+      try {
+        future->markCompleted(child->run(std::move(args), {}, ro));
+      } catch (...) {
+        future->setError(std::current_exception());
+      }
+    };
+    if (ro.launcher)
+      ro.launcher(std::move(task));
+    else
+      threading::InterOpArena::get().launch(std::move(task));
     ctx.output(0) = std::move(future);
   }
-  std::string describe() const override { return "runs child module " + child_->name(); }
+  std::string describe() const override { return "launches child module " + child_->name(); }
 
  private:
   std::shared_ptr<Module> child_;
@@ -36,12 +54,15 @@ class WaitKernel final : public Kernel {
  public:
   WaitKernel() : Kernel(KernelKind::kNative) {}
   void run(KernelContext& ctx) const override {
-    const auto& future = ctx.input(0).toFuture();
-    future->wait();
+    const c10::intrusive_ptr<c10::ivalue::Future> future = ctx.input(0).toFuture();
+    if (!future->completed())
+      threading::waitFor([&future](Task wake) {
+        future->addCallback([wake = std::move(wake)](c10::ivalue::Future&) { wake(); });
+      });
     if (future->hasError()) std::rethrow_exception(future->exception_ptr());
     ctx.output(0) = future->value();
   }
-  std::string describe() const override { return "joins a fork"; }
+  std::string describe() const override { return "joins a fork (non-idle on arena threads)"; }
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 
 #include <ATen/core/function_schema.h>
+#include <ATen/core/ivalue_inl.h>
 
 #include "core/delegate.h"
 #include "core/error.h"
@@ -15,6 +16,7 @@
 #include "core/plugin_loader.h"
 #include "core/runtime.h"
 #include "planners/registry.h"
+#include "threading/thread_settings.h"
 
 namespace brisk {
 
@@ -263,6 +265,14 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
                                           const Options& options, Registries* registries,
                                           std::shared_ptr<void> keepalive) {
   Registries& regs = registries ? *registries : Registries::global();
+  try {
+    threading::applyThreadSettings(threading::ThreadSettings{options.intra_op_threads, options.inter_op_threads,
+                                                             options.openblas_threads});
+  } catch (const std::invalid_argument& e) {
+    throw Error(Error::Where{graph->name(), "", ""}, e.what());
+  }
+  if (options.max_parallel_ops < 1)
+    throw Error(Error::Where{graph->name(), "", ""}, "max_parallel_ops must be >= 1");
   std::shared_ptr<Module> m(new Module(graph->name(), options));
   m->graph_ = std::move(graph);
   m->keepalive_ = std::move(keepalive);
@@ -270,6 +280,9 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
   loadPlugins(m->name_, options, regs);
   ModuleBuilder builder(*m, regs);
   builder.build();
+  std::vector<c10::TypePtr> outs;
+  for (const Value* r : m->graph_->top()->returns()) outs.push_back(r->type());
+  m->output_type_ = outs.size() == 1 ? outs[0] : c10::TupleType::create(std::move(outs));
   Module* raw = m.get();
   m->pool_ = std::make_unique<RuntimePool>([raw] { return std::make_unique<Runtime>(*raw, nullptr); },
                                            options.max_runtimes, options.runtime_idle_ms);
@@ -290,6 +303,24 @@ std::shared_ptr<Module> Module::fromIR(const std::string& ir, const Options& opt
 c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs) const {
   RuntimePool::Lease rt = pool_->borrow();
   return rt->run(std::move(args), kwargs);
+}
+
+c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs, const RunOptions& options) const {
+  RuntimePool::Lease rt = pool_->borrow();
+  return rt->run(std::move(args), kwargs, options);
+}
+
+c10::intrusive_ptr<c10::ivalue::Future> Module::runAsync(std::vector<c10::IValue> args, const Kwargs& kwargs,
+                                                         TaskLauncher launcher) const {
+  auto future = c10::make_intrusive<c10::ivalue::Future>(output_type_);
+  RunOptions options;
+  options.launcher = std::move(launcher);
+  try {
+    future->markCompleted(run(std::move(args), kwargs, options));
+  } catch (...) {
+    future->setError(std::current_exception());
+  }
+  return future;
 }
 
 std::unique_ptr<Runtime> Module::createRuntime() const {

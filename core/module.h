@@ -4,6 +4,7 @@
 // (value slots, release points), the input signature, child Modules for prim::fork
 // subgraphs, and a pool of Runtimes so run() can be called from any thread.
 #include <ATen/core/ivalue.h>
+#include <c10/util/intrusive_ptr.h>
 
 #include <memory>
 #include <mutex>
@@ -63,6 +64,15 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // Thread-safe: borrows a Runtime from the pool for the duration of the call.
   c10::IValue run(std::vector<c10::IValue> args, const Kwargs& kwargs = {}) const;
+  // The same with per-call options (task launcher for forks, profiler).
+  c10::IValue run(std::vector<c10::IValue> args, const Kwargs& kwargs, const RunOptions& options) const;
+  // Runs the graph inline on the calling thread and its prim::fork tasks on `launcher`
+  // (empty: the inter-op arena); returns a future holding the output, or the
+  // brisk::Error of a failed run (model errors are not thrown). The graph's aten::wait
+  // nodes join its forks before it returns, so the future is already complete on
+  // return: what runAsync adds is the future interface and the caller's launcher.
+  c10::intrusive_ptr<c10::ivalue::Future> runAsync(std::vector<c10::IValue> args, const Kwargs& kwargs = {},
+                                                   TaskLauncher launcher = {}) const;
   // A Runtime owned by the caller (keeps the Module alive).
   std::unique_ptr<Runtime> createRuntime() const;
 
@@ -88,6 +98,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::shared_ptr<const Graph> graph_;
   std::shared_ptr<void> keepalive_;  // the JIT graph/module the fallback's Operations refer to
   Signature signature_;
+  c10::TypePtr output_type_;  // of run's result (runAsync's future)
   ExecutionPlan plan_;
   std::vector<std::shared_ptr<Module>> children_;
   std::unique_ptr<RuntimePool> pool_;

@@ -46,6 +46,21 @@ struct Options {
   size_t max_runtimes = 0;
   // Idle runtimes older than this are freed when a runtime is returned. 0 = never.
   int64_t runtime_idle_ms = 30000;
+
+  // --- Threads ---------------------------------------------------------------------
+  // Run independent nodes of the top-level graph concurrently on the inter-op arena,
+  // with at most this many nodes in flight (the calling thread included). 1 = the
+  // serial executor. Memory planning stays on: tensors share slab bytes only when no
+  // parallel schedule can have both alive.
+  int max_parallel_ops = 1;
+  // Process-wide thread settings (threading/thread_settings.h), applied by the first
+  // Module that sets them; a later Module asking for different values fails to load.
+  // 0 = no preference. intra_op_threads: at::set_num_threads. inter_op_threads: size of
+  // the inter-op arena (default: hardware threads). openblas_threads: OpenBLAS's own
+  // pool (not limited by at::set_num_threads).
+  int intra_op_threads = 0;
+  int inter_op_threads = 0;
+  int openblas_threads = 0;
 };
 
 }  // namespace brisk

@@ -6,11 +6,20 @@
 #include "core/execution_plan.h"
 #include "core/graph.h"
 #include "core/module.h"
+#include "core/profiler.h"
 
 namespace brisk {
 
+namespace {
+const RunOptions kNoRunOptions;
+}  // namespace
+
 Runtime::Runtime(const Module& module, std::shared_ptr<const Module> keepalive)
-    : module_(&module), keepalive_(std::move(keepalive)), plan_(module.plan()), slots_(plan_.num_slots) {
+    : module_(&module),
+      keepalive_(std::move(keepalive)),
+      plan_(module.plan()),
+      slots_(plan_.num_slots),
+      run_options_(&kNoRunOptions) {
   for (const auto& [slot, value] : plan_.constants) slots_[slot] = value;
   for (uint32_t p : plan_.blocks.front().params) input_ptrs_.push_back(&slots_[p]);
   for (const ExecBlock& b : plan_.blocks) {
@@ -22,17 +31,43 @@ Runtime::Runtime(const Module& module, std::shared_ptr<const Module> keepalive)
 
 Runtime::~Runtime() = default;
 
+std::vector<c10::IValue>& Runtime::stack() {
+  thread_local std::vector<c10::IValue> s;
+  return s;
+}
+
+std::vector<c10::IValue>& Runtime::scratch() {
+  thread_local std::vector<c10::IValue> s;
+  return s;
+}
+
 void Runtime::runBlock(const ExecBlock& block) {
+  BlockMemory* mem = memory_.empty() ? nullptr : memory_[block.id].get();
+  if (run_options_->profiler)
+    runSteps<true>(block, mem);
+  else
+    runSteps<false>(block, mem);
+}
+
+// The serial executor: one flat loop over the block's steps. The profiled instance adds
+// two clock reads and a record per step; the plain one has no per-step branch for it.
+template <bool kProfile>
+void Runtime::runSteps(const ExecBlock& block, BlockMemory* mem) {
   c10::IValue* slots = slots_.data();
   const uint32_t* idx = plan_.indices.data();
   const Step* step = block.steps.data();
   const Step* const end = step + block.steps.size();
-  BlockMemory* mem = memory_.empty() ? nullptr : memory_[block.id].get();
   if (mem) mem->prepare(slots);
   try {
     for (; step != end; ++step) {
       KernelContext ctx(*this, slots, idx + step->in_begin, step->num_in, idx + step->out_begin, step->num_out);
-      step->kernel->run(ctx);
+      if constexpr (kProfile) {
+        const int64_t t0 = Profiler::now();
+        step->kernel->run(ctx);
+        run_options_->profiler->record(module_, step->node, step->kernel, t0, Profiler::now());
+      } else {
+        step->kernel->run(ctx);
+      }
       const uint32_t* rel = idx + step->release_begin;
       for (uint32_t i = 0; i < step->num_release; ++i) slots[rel[i]] = c10::IValue();
     }
@@ -45,7 +80,7 @@ void Runtime::runBlock(const ExecBlock& block) {
     if (mem) mem->abort(slots);
     throw Error(Error::Where{"", step->node->describe(), step->node->key()}, describeException(e));
   }
-  if (mem && mem->finish(slots)) memory_changed_ = true;
+  if (mem && mem->finish(slots)) memory_changed_.store(true, std::memory_order_relaxed);
 }
 
 MemoryStats Runtime::memoryStats() const {
@@ -57,11 +92,12 @@ MemoryStats Runtime::memoryStats() const {
 
 void Runtime::cleanup() {
   for (uint32_t s : plan_.cleanup) slots_[s] = c10::IValue();
-  stack_.clear();
-  scratch_.clear();
+  run_options_ = &kNoRunOptions;
 }
 
-c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs) {
+c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs, const RunOptions& options) {
+  run_options_ = &options;
+  const int64_t t0 = options.profiler ? Profiler::now() : 0;
   // Inference only: no autograd graph is recorded (models whose code checks
   // grad mode, like TransformerEncoder's fast path, take their inference branch).
   at::AutoGradMode no_grad(false);
@@ -93,8 +129,9 @@ c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs) {
     throw Error(Error::Where{module_->name(), "", ""}, describeException(e));
   }
   cleanup();
-  if (memory_changed_) {
-    memory_changed_ = false;
+  if (options.profiler) options.profiler->record(module_, nullptr, nullptr, t0, Profiler::now());
+  if (memory_changed_.load(std::memory_order_relaxed)) {
+    memory_changed_.store(false, std::memory_order_relaxed);
     module_->publishMemoryStats(memoryStats());
   }
   if (!observed.empty()) sig.learn(observed);

@@ -5,10 +5,12 @@
 // embedders that manage threads themselves may hold their own.
 #include <ATen/core/ivalue.h>
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
 #include "core/memory_plan.h"
+#include "core/run_options.h"
 #include "core/signature.h"
 
 namespace brisk {
@@ -29,8 +31,8 @@ class Runtime {
 
   // Runs the model. Args are moved from. Returns the model's output (a tensor, tuple,
   // list or dict). Throws brisk::Error naming the model (and node, op) on failure; the
-  // Runtime stays usable afterwards.
-  c10::IValue run(std::vector<c10::IValue> args, const Kwargs& kwargs = {});
+  // Runtime stays usable afterwards. `options` must outlive the call.
+  c10::IValue run(std::vector<c10::IValue> args, const Kwargs& kwargs = {}, const RunOptions& options = {});
 
   const Module& module() const { return *module_; }
   uint64_t runs() const { return runs_; }
@@ -38,15 +40,22 @@ class Runtime {
   MemoryStats memoryStats() const;
 
   // --- For kernels (hot path) ------------------------------------------------------
-  // Runs one block of this Runtime's plan with the serial executor.
+  // Runs one block of this Runtime's plan (serially; the top block may run on the
+  // parallel executor, see Options::max_parallel_ops).
   void runBlock(const ExecBlock& block);
   c10::IValue* slots() { return slots_.data(); }
-  // A reusable stack for boxed calls; callers leave it empty when done.
-  std::vector<c10::IValue>& stack() { return stack_; }
-  // Reusable scratch for control-flow kernels (moving values between block slots).
-  std::vector<c10::IValue>& scratch() { return scratch_; }
+  // The current run's per-call options (fork kernels launch with them).
+  const RunOptions& runOptions() const { return *run_options_; }
+  // A reusable stack for boxed calls; callers leave it empty when done. Per thread, so
+  // kernels running concurrently (parallel executor) never share one.
+  static std::vector<c10::IValue>& stack();
+  // Reusable scratch for control-flow kernels (moving values between block slots); per
+  // thread, and a kernel must not hold it across a nested runBlock.
+  static std::vector<c10::IValue>& scratch();
 
  private:
+  template <bool kProfile>
+  void runSteps(const ExecBlock& block, BlockMemory* mem);
   void cleanup();
 
   const Module* module_;
@@ -54,11 +63,10 @@ class Runtime {
   const ExecutionPlan& plan_;
   std::vector<c10::IValue> slots_;
   std::vector<c10::IValue*> input_ptrs_;
-  std::vector<c10::IValue> stack_;
-  std::vector<c10::IValue> scratch_;
+  const RunOptions* run_options_;
   // Per ExecBlock id: the block's slab and managed tensors; null without any.
   std::vector<std::unique_ptr<BlockMemory>> memory_;
-  bool memory_changed_ = false;  // a block (re)planned during this run
+  std::atomic<bool> memory_changed_{false};  // a block (re)planned during this run
   uint64_t runs_ = 0;
 };
 

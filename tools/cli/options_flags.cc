@@ -27,6 +27,10 @@ void CommonFlags::addTo(FlagParser& p) {
   p.addInt("runtime-idle-ms", &runtime_idle_ms, "N", "free pooled runtimes idle for N ms (0 = never)", 0);
   p.addInt("threads", &threads, "N",
            "at::set_num_threads(N) (and OpenBLAS's) once at start; bench default 1, others: libtorch's", 1);
+  p.addInt("inter-op-threads", &inter_op_threads, "N",
+           "size of the inter-op arena that runs forks and parallel nodes (default: cores)", 1);
+  p.addInt("max-parallel-ops", &max_parallel_ops, "N",
+           "run up to N independent nodes at once on the inter-op arena (default 1: serial)", 1);
   p.addBool("verbose", &verbose, "show glog INFO messages (default: warnings and errors only)");
 }
 
@@ -50,6 +54,8 @@ Options CommonFlags::options() const {
   o.planner = planner;
   if (max_runtimes >= 0) o.max_runtimes = static_cast<size_t>(max_runtimes);
   if (runtime_idle_ms >= 0) o.runtime_idle_ms = runtime_idle_ms;
+  o.inter_op_threads = static_cast<int>(inter_op_threads);
+  o.max_parallel_ops = static_cast<int>(max_parallel_ops);
   return o;
 }
 
@@ -68,7 +74,8 @@ std::string describeOptions(const Options& o) {
      << " use_out_variants=" << o.use_out_variants << " use_native=" << o.use_native
      << " fallback_only=" << o.fallback_only << " strict_inputs=" << o.strict_inputs
      << " memory_planning=" << o.memory_planning << " planner=" << o.planner
-     << " max_runtimes=" << o.max_runtimes << " runtime_idle_ms=" << o.runtime_idle_ms;
+     << " max_runtimes=" << o.max_runtimes << " runtime_idle_ms=" << o.runtime_idle_ms
+     << " max_parallel_ops=" << o.max_parallel_ops << " inter_op_threads=" << o.inter_op_threads;
   return os.str();
 }
 
@@ -89,6 +96,8 @@ std::string optionsJson(const Options& o) {
       .add("planner", json::str(o.planner))
       .add("max_runtimes", json::num(static_cast<long long>(o.max_runtimes)))
       .add("runtime_idle_ms", json::num(static_cast<long long>(o.runtime_idle_ms)))
+      .add("max_parallel_ops", json::num(static_cast<long long>(o.max_parallel_ops)))
+      .add("inter_op_threads", json::num(static_cast<long long>(o.inter_op_threads)))
       .done();
 }
 

@@ -26,6 +26,8 @@ struct CommonFlags {
   int64_t runtime_idle_ms = -1;  // -1 = keep the default
   // CLI-wide
   int64_t threads = 0;  // 0 = the command's default (bench: 1; others: libtorch's)
+  int64_t inter_op_threads = 0;
+  int64_t max_parallel_ops = 1;
   bool verbose = false;
 
   // Registers the flags above on `parser`.

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "threading/thread_settings.h"
 #include "tools/cli/json.h"
 
 namespace brisk::cli {
@@ -19,14 +20,15 @@ void setupLogging(bool verbose) {
 }
 
 namespace {
-using SetThreadsFn = void (*)(int);
 using GetThreadsFn = int (*)();
 }  // namespace
 
 void setThreads(int n) {
   if (n <= 0) return;
-  at::set_num_threads(n);
-  if (auto fn = reinterpret_cast<SetThreadsFn>(::dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
+  threading::ThreadSettings t;
+  t.intra_op = n;
+  t.openblas = n;
+  threading::applyThreadSettings(t);
 }
 
 std::string envOr(const char* name, const char* fallback) {

@@ -1,0 +1,116 @@
+#include "threading/inter_op_arena.h"
+
+#include <oneapi/tbb/task.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+
+#include "threading/thread_settings.h"
+
+namespace brisk::threading {
+
+namespace {
+// Set on a thread the first time it runs one of our tasks: it is then a TBB worker, and
+// brisk code on it always runs inside a task, where suspending is allowed. (Not reset:
+// a suspended task may resume on another worker, so a per-task flag would go stale;
+// libtorch here uses OpenMP, not TBB, so TBB workers run only arena tasks.)
+thread_local bool t_on_arena = false;
+}  // namespace
+
+struct InterOpArena::Impl {
+  explicit Impl(int n) : arena(n, /*reserved_for_masters=*/0) { arena.initialize(); }
+  tbb::task_arena arena;
+};
+
+InterOpArena::InterOpArena(int size) : impl_(std::make_unique<Impl>(size)) {}
+InterOpArena::~InterOpArena() = default;
+
+InterOpArena& InterOpArena::get() {
+  // Leaked on purpose: worker threads may still be finishing tasks at process exit.
+  static InterOpArena* arena = new InterOpArena(lockInterOpThreads());
+  return *arena;
+}
+
+int InterOpArena::size() const { return impl_->arena.max_concurrency(); }
+
+void InterOpArena::launch(Task task) {
+  impl_->arena.enqueue([t = std::move(task)] {
+    t_on_arena = true;
+    t();
+  });
+}
+
+TaskLauncher InterOpArena::launcher() {
+  return [this](Task t) { launch(std::move(t)); };
+}
+
+bool InterOpArena::onArenaThread() { return t_on_arena; }
+
+// --- waiting ---------------------------------------------------------------------------
+
+struct Event::Impl {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool signaled = false;
+  tbb::task::suspend_point suspended = nullptr;  // an arena task waiting for signal()
+};
+
+Event::Event() : impl_(std::make_unique<Impl>()) {}
+Event::~Event() = default;
+
+void Event::reset() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->signaled = false;
+  impl_->suspended = nullptr;
+}
+
+void Event::signal() {
+  tbb::task::suspend_point sp = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->signaled = true;
+    sp = impl_->suspended;
+    impl_->suspended = nullptr;
+    impl_->cv.notify_all();
+  }
+  if (sp) tbb::task::resume(sp);
+}
+
+bool Event::signaled() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->signaled;
+}
+
+void Event::wait() {
+  Impl& s = *impl_;
+  if (!InterOpArena::onArenaThread()) {
+    std::unique_lock<std::mutex> lock(s.mu);
+    s.cv.wait(lock, [&] { return s.signaled; });
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (s.signaled) return;
+  }
+  // The suspend callback runs after this task's stack is parked; if signal() already
+  // happened by then, resume at once, else leave the point for signal() to resume.
+  tbb::task::suspend([&s](tbb::task::suspend_point sp) {
+    bool resume_now;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      resume_now = s.signaled;
+      if (!resume_now) s.suspended = sp;
+    }
+    if (resume_now) tbb::task::resume(sp);
+  });
+}
+
+void waitFor(const std::function<void(Task wake)>& subscribe) {
+  auto ev = std::make_shared<Event>();
+  subscribe([ev] { ev->signal(); });
+  ev->wait();
+}
+
+}  // namespace brisk::threading
