@@ -1,6 +1,7 @@
 // Activations: relu (as ATen does it: clamp_min(x, 0)), hardtanh / relu6 / clamp,
 // sigmoid, tanh, gelu, silu, hardswish, hardsigmoid, softmax, log_softmax.
 #include <ATen/CPUFunctions.h>
+#include <ATen/ops/resize_native.h>
 
 #include "ops_cpu/out/common.h"
 
@@ -29,13 +30,50 @@ std::unique_ptr<Kernel> unarySameDtype(std::string desc, Ok ok, OutFn out_fn, Ge
 
 bool floating(const at::Tensor& x) { return c10::isFloatingType(x.scalar_type()); }
 
+// Up to this many elements a contiguous fp32 relu is a plain loop: TensorIterator's
+// setup in clamp_min_out costs more than the arithmetic at the sizes of a batch-1 MLP
+// layer; larger tensors keep ATen's vectorized, parallel kernel.
+constexpr int64_t kSmallRelu = 1 << 14;
+
+// The values of ATen's clamp_min(x, 0) (std::max(a, 0) / max_ps(0, a)): NaN and -0.0
+// pass through unchanged.
+void reluLoop(const float* __restrict x, float* __restrict y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+}
+
 std::unique_ptr<Kernel> relu(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
   const c10::Scalar zero(0);
-  return unarySameDtype(
-      "at::cpu::clamp_min_out", [](const at::Tensor& x) { return x.scalar_type() != at::kBool; },
-      [zero](at::Tensor& o, const at::Tensor& x) { at::cpu::clamp_min_out(o, x, zero); },
-      [](const at::Tensor& x) { return at::relu(x); });
+  return makeKernel("at::cpu::clamp_min_out (small fp32: loop)", [zero](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    if (!isDenseCpu(x) || x.scalar_type() == at::kBool) {
+      ctx.output(0) = at::relu(x);
+      return;
+    }
+    const int64_t n = x.numel();
+    if (x.scalar_type() == at::kFloat && n <= kSmallRelu && x.is_contiguous()) {
+      at::Tensor* o = retainedOut(ctx, 0, at::kFloat);
+      if (o) {
+        at::native::resize_(*o, x.sizes(), c10::nullopt);
+        // An output that overlaps x (never, for a planned slab) or lost contiguity
+        // takes the general path below.
+        if (!o->is_contiguous() || o->is_same(x)) o = nullptr;
+      }
+      if (!o) {
+        ctx.output(0) = at::empty(x.sizes(), x.options());
+        o = &ctx.output(0).toTensor();
+      }
+      reluLoop(x.data_ptr<float>(), o->data_ptr<float>(), n);
+      return;
+    }
+    if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
+      at::cpu::clamp_min_out(*o, x, zero);
+    } else {
+      at::Tensor t = at::empty({0}, x.options());
+      at::cpu::clamp_min_out(t, x, zero);
+      ctx.output(0) = std::move(t);
+    }
+  });
 }
 
 // hardtanh(x, min, max) == clamp(x, min, max) for floating x (ATen's own definition).

@@ -47,6 +47,24 @@ TEST(OutActivations, ReluNaN) {
       .run();
 }
 
+// Small contiguous fp32 inputs take the plain loop, large ones ATen's kernel; both
+// must give clamp_min's exact values (NaN and -0.0 pass through), also when the
+// retained output shrinks or grows between the two paths.
+TEST(OutActivations, ReluSmallLoopAndLargeExact) {
+  auto special = [](at::Tensor t) {
+    t.view(-1).index_put_({0}, NAN);
+    t.view(-1).index_put_({1}, -0.0f);
+    t.view(-1).index_put_({2}, -INFINITY);
+    return t;
+  };
+  OpTester(unaryIR("aten::relu"))
+      .inputs({special(at::randn({1, 512}))})
+      .inputs({special(at::randn({4, 8192}))})  // 32768 elements: ATen's kernel
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::relu", kOut)
+      .run();
+}
+
 TEST(OutActivations, Hardtanh) {
   floatUnary(unaryIR("aten::hardtanh",
                      "  %lo : float = prim::Constant[value=-2.]()\n  %hi : float = prim::Constant[value=3.]()\n",

@@ -129,6 +129,50 @@ TEST(OutConvLinear, LinearConstWeight3dAndNonContiguous) {
       .run();
 }
 
+// Frozen fp32 weights run as the BLAS call ATen's addmm makes, on a contiguous W^T
+// made at load: the results must be bit-identical to the interpreter's linear for one
+// row (batch 1) and for many, with and without bias, 2-D and N-D.
+TEST(OutConvLinear, LinearFrozenWeightBitExact) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {96, 80}) + constTensorIR("b", {96}) +
+           "  %y : Tensor = aten::linear(%x, %w, %b)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({1, 80})})
+      .inputs({at::randn({37, 80})})
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::linear", kOut)
+      .run();
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {96, 80}) +
+           "  %nob : NoneType = prim::Constant()\n"
+           "  %y : Tensor = aten::linear(%x, %w, %nob)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({1, 1, 80})})
+      .inputs({at::randn({3, 5, 80})})
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::linear", kOut)
+      .run();
+}
+
+// One output feature (N == 1: ATen uses another GEMM orientation) and non-contiguous
+// inputs take at::cpu::addmm_out; still bit-identical.
+TEST(OutConvLinear, LinearFrozenWeightOtherLayoutsBitExact) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {1, 64}) + constTensorIR("b", {1}) +
+           "  %y : Tensor = aten::linear(%x, %w, %b)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({1, 64})})
+      .inputs({at::randn({9, 64})})
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::linear", kOut)
+      .run();
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {24, 16}) + constTensorIR("b", {24}) +
+           "  %y : Tensor = aten::linear(%x, %w, %b)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({16, 2}).t()})
+      .inputs({at::randn({16, 11}).t()})
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::linear", kOut)
+      .run();
+}
+
 TEST(OutConvLinear, LinearRuntimeWeight) {
   OpTester(R"IR(
 graph(%x : Tensor, %w : Tensor, %b : Tensor):
