@@ -14,9 +14,10 @@ PACKAGES=(
   libtbb-dev
   libgtest-dev
   libopenblas0
-  pybind11-dev
+  pybind11-dev           # the Python binding (python/)
   python3-pybind11
-  python3-matplotlib
+  python3-matplotlib     # charts of the comparison benchmark (tools/bench)
+  python3-dev            # Python.h for the Python binding (python/)
 )
 
 missing=()

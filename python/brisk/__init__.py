@@ -1,0 +1,56 @@
+"""brisk for Python: load a TorchScript file and run it with brisk.
+
+    import torch, brisk
+    m = brisk.load("resnet18.pt")                # keyword per brisk::Options field
+    y = m(torch.randn(1, 3, 224, 224))           # like the TorchScript module
+    fut = m.run_async(x); y = fut.wait()         # launcher=callable for fork tasks
+    m.stats(); m.inspect()                       # kernels, memory plan, runtime pool
+    m.benchmark((x,), warmup=10, iters=100)      # timed in C++: p50/p90/mean us
+    m.profile((x,), iters=20, trace_path="t.json")  # per node / per op, Chrome trace
+
+Every error brisk reports is a brisk.Error (a RuntimeError) with brisk's one-line
+message and the attributes model, node, op, message.
+
+Set-up: `bazel build //python:brisk` and `export PYTHONPATH=$PWD/bazel-bin/python/site`
+(see python/README.md).
+"""
+import os
+import sys
+
+# torch first: the extension links libtorch_python, whose Python types (torch.Tensor,
+# the JIT's converters) must be initialised by torch itself.
+import torch  # noqa: F401
+
+_here = os.path.dirname(os.path.abspath(__file__))
+
+# Plugins (libbrisk_ops_cpu.so) are dlopen-ed by brisk and resolve brisk's registries
+# against the loaded extension, so its symbols must be global (the CLI gets the same
+# from -rdynamic). Python loads extensions RTLD_LOCAL by default.
+_flags = sys.getdlopenflags()
+sys.setdlopenflags(_flags | os.RTLD_GLOBAL)
+try:
+    from . import _brisk
+except ImportError as e:  # pragma: no cover - a set-up problem, not a brisk error
+    raise ImportError(
+        f"brisk: cannot load the C++ extension next to {__file__} ({e}). Build it with "
+        "`bazel build //python:brisk` and put bazel-bin/python/site on PYTHONPATH.") from e
+finally:
+    sys.setdlopenflags(_flags)
+
+Error = _brisk.Error
+Module = _brisk.Module
+Future = _brisk.Future
+
+__all__ = ["Error", "Future", "Module", "load"]
+
+
+def load(path, **options):
+    """Loads a TorchScript file (torch.jit.save output) into a brisk Module.
+
+    Keyword options are brisk::Options fields (core/options.h, README "Options"):
+    plugins, default_plugins_optional, plugin_path, optimize_numerics, use_out_variants,
+    use_native, fallback_only, strict_inputs, memory_planning, planner, max_runtimes,
+    runtime_idle_ms, max_parallel_ops, intra_op_threads, inter_op_threads,
+    openblas_threads. Raises brisk.Error.
+    """
+    return _brisk.load(os.fspath(path), options, [_here])

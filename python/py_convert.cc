@@ -1,0 +1,84 @@
+#include "python/py_convert.h"
+
+// libtorch_python's converters; the only file of the binding that includes them (they
+// pull in most of torch/csrc and take ~10 s to compile).
+#include <torch/csrc/jit/python/pybind_utils.h>
+
+#include "core/error.h"
+
+namespace brisk::python {
+namespace {
+
+std::string typeName(const py::handle& obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
+
+c10::IValue convert(const py::handle& obj, const c10::TypePtr& declared, const std::string& what) {
+  if (declared) {
+    try {
+      return torch::jit::toIValue(obj, declared);
+    } catch (const py::error_already_set&) {
+      // toIValue leaves a Python error set when a nested cast fails; the inferred
+      // conversion below decides what the value is.
+      PyErr_Clear();
+    } catch (const std::exception&) {
+      // Not of the declared type: infer it, so Signature::bind names the mismatch.
+    }
+  }
+  try {
+    return torch::jit::toTypeInferredIValue(obj);
+  } catch (const py::error_already_set&) {
+    PyErr_Clear();
+    throw Error(what + ": cannot convert a Python " + typeName(obj) + " to a TorchScript value");
+  } catch (const std::exception&) {
+    // torch's message here talks about the tracer; ours says what the user passed.
+    throw Error(what + ": cannot convert a Python " + typeName(obj) + " to a TorchScript value");
+  }
+}
+
+const Argument* findArg(const Signature& signature, const std::string& name) {
+  for (const Argument& a : signature.args())
+    if (a.name == name) return &a;
+  return nullptr;
+}
+
+}  // namespace
+
+ModelInputs toInputs(const Signature& signature, const py::args& args, const py::kwargs& kwargs) {
+  ModelInputs in;
+  const auto& declared = signature.args();
+  in.args.reserve(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    const c10::TypePtr type = i < declared.size() ? declared[i].type : nullptr;
+    const std::string what = i < declared.size() ? "argument '" + declared[i].name + "'"
+                                                 : "positional argument " + std::to_string(i);
+    in.args.push_back(convert(args[i], type, what));
+  }
+  for (const auto& [key, value] : kwargs) {
+    const std::string name = py::str(key);
+    const Argument* a = findArg(signature, name);
+    in.kwargs.emplace(name, convert(value, a ? a->type : nullptr, "argument '" + name + "'"));
+  }
+  return in;
+}
+
+ModelInputs toInputs(const Signature& signature, const py::handle& inputs) {
+  if (py::isinstance<py::dict>(inputs)) {
+    py::dict d = py::reinterpret_borrow<py::dict>(inputs);
+    bool zoo_format = d.contains("args") || d.contains("kwargs");
+    for (const auto& item : d) {
+      const std::string k = py::str(item.first);
+      zoo_format = zoo_format && (k == "args" || k == "kwargs");
+    }
+    if (zoo_format) {
+      py::tuple args = d.contains("args") ? py::tuple(d["args"]) : py::tuple();
+      py::dict kwargs = d.contains("kwargs") ? py::dict(d["kwargs"]) : py::dict();
+      return toInputs(signature, py::args(args), py::kwargs(kwargs));
+    }
+  }
+  if (py::isinstance<py::tuple>(inputs) || py::isinstance<py::list>(inputs))
+    return toInputs(signature, py::args(py::tuple(py::reinterpret_borrow<py::object>(inputs))), py::kwargs());
+  return toInputs(signature, py::args(py::make_tuple(inputs)), py::kwargs());
+}
+
+py::object toPython(const c10::IValue& value) { return torch::jit::toPyObject(value); }
+
+}  // namespace brisk::python
