@@ -124,3 +124,28 @@ if [[ $failures -ne 0 ]]; then
   exit 1
 fi
 echo "all brisk CLI checks passed"
+
+# --- bench --profile / --trace (per-node profile, Chrome trace) -------------------------
+expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --profile --trace $TMP/trace.json --json $TMP/profile.json" \
+  "^profile: [0-9]+ profiled runs, 5.0 node executions per run" "^top 5 of 5 nodes by time:" \
+  "^top [0-9]+ of [0-9]+ ops by time:" " out-variant +ops_cpu +aten::linear" \
+  "^kernel time per run: [0-9.]+ us" "^framework overhead per node: \([0-9.]+ - [0-9.]+\) us / 5.0 nodes = -?[0-9.]+ ns$" \
+  "^trace: $TMP/trace.json \(one run, [0-9]+ events"
+/usr/bin/python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+assert any(e["ph"] == "X" and e["name"].startswith("aten::linear") for e in t["traceEvents"]), "no linear events"
+p = json.load(open(sys.argv[2]))["profile"]
+assert p["runs"] >= 1 and len(p["nodes"]) == 5 and p["ops"], p
+' "$TMP/trace.json" "$TMP/profile.json" || fail "bench --profile: trace or JSON invalid"
+expect_ok "bench inception_fork --rounds 1 --iters 2 --warmup 1 --trace $TMP/fork.json --top 3" \
+  "^top 3 of [0-9]+ nodes by time:" "aten::wait" "^trace: "
+/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))["traceEvents"]' "$TMP/fork.json" \
+  || fail "bench --trace (fork): invalid JSON"
+expect_error 2 "bench mlp --rounds 1 --iters 1 --trace $TMP/no/such/dir/t.json" "cannot write trace"
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures --profile check(s) failed"
+  exit 1
+fi
+echo "all brisk --profile checks passed"

@@ -19,6 +19,7 @@
 #include "tools/cli/common.h"
 #include "tools/cli/json.h"
 #include "tools/cli/options_flags.h"
+#include "tools/cli/profile_flags.h"
 #include "tools/cli/settings.h"
 #include "tools/cli/stats.h"
 #include "tools/ivalue_compare.h"
@@ -35,6 +36,7 @@ struct BenchFlags {
   int64_t rounds = 5;
   double seconds = 0.2;
   std::string json;
+  ProfileFlags prof;     // --profile, --trace, --top (tools/cli/profile_flags.h)
   bool help = false;
 
   void addOwn(FlagParser& p) {
@@ -46,6 +48,7 @@ struct BenchFlags {
     p.addDouble("seconds", &seconds, "S", "time per executor per round when --iters is not given (default 0.2)",
                 0.0);
     p.addString("json", &json, "FILE", "also write the results as JSON to FILE");
+    prof.addTo(p);
   }
   void addAll(FlagParser& p) {
     addOwn(p);
@@ -242,6 +245,8 @@ int benchCommand(const std::vector<std::string>& args) {
   // After the timed runs the memory plan exists: report it too.
   const ModuleStats after = m.module->stats();
   std::cout << "after runs: " << describeStats(after) << "\n";
+  const std::string profile_json =
+      f.prof.enabled() ? runProfile(f.prof, *m.module, inputs, sb.p50_us, std::cout) : "null";
 
   if (!f.json.empty()) {
     const std::string path = userPath(f.json);
@@ -270,6 +275,7 @@ int benchCommand(const std::vector<std::string>& args) {
                .add("interpreter", summaryJson(si))
                .add("ratio_p50", json::num(ratio))
                .add("ratio_round_median", json::num(round_ratio))
+               .add("profile", profile_json)
                .done()
         << "\n";
     if (!out.flush()) throw Error("cannot write JSON file: " + path);
