@@ -18,6 +18,7 @@ namespace brisk {
 
 class Block;
 class Node;
+struct ParallelSchedule;
 
 struct Step {
   const Kernel* kernel;
@@ -55,6 +56,12 @@ struct ExecBlock {
   }
   // Tensors planned into this block's slab (empty without memory planning).
   std::vector<ManagedValue> managed;
+  // "May be live at the same time" over indices of `managed` when the block runs on the
+  // parallel executor (DAG reachability); empty for serial blocks, where the steps'
+  // intervals [first, last] decide.
+  planners::ConflictFn managed_conflicts;
+  // The block's dependency DAG when it runs on the parallel executor; null: serial.
+  std::shared_ptr<const ParallelSchedule> parallel;
 };
 
 struct ExecutionPlan {

@@ -87,8 +87,10 @@ c10::StorageImpl* storageOf(c10::TensorImpl* t) {
 
 }  // namespace
 
-BlockMemory::BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm& layout) : layout_(&layout) {
+BlockMemory::BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm& layout)
+    : conflicts_(block.managed_conflicts), layout_(&layout) {
   for (const ManagedValue& m : block.managed) {
+    orig_.push_back(static_cast<uint32_t>(orig_.size()));
     slot_.push_back(m.slot);
     first_.push_back(m.first);
     last_.push_back(m.last);
@@ -223,6 +225,7 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
       continue;
     }
     slot_[kept] = slot_[i];
+    orig_[kept] = orig_[i];
     first_[kept] = first_[i];
     last_[kept] = last_[i];
     group_[kept] = group_[i];
@@ -231,6 +234,7 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
     ++kept;
   }
   slot_.resize(kept);
+  orig_.resize(kept);
   first_.resize(kept);
   last_.resize(kept);
   group_.resize(kept);
@@ -256,6 +260,19 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
   for (int32_t& g : new_group)
     if (g >= 0) g = rank[g];
   group_ = new_group;
+  if (conflicts_) {
+    // Parallel block: groups conflict when any of their values may be live together in
+    // some schedule of the DAG (the serial intervals are not enough).
+    auto members = std::make_shared<std::vector<std::vector<uint32_t>>>(problem.specs.size());
+    for (size_t i = 0; i < group_.size(); ++i)
+      if (group_[i] >= 0) (*members)[group_[i]].push_back(orig_[i]);
+    problem.conflicts = [members, fn = conflicts_](size_t a, size_t b) {
+      for (uint32_t x : (*members)[a])
+        for (uint32_t y : (*members)[b])
+          if (fn(x, y)) return true;
+      return false;
+    };
+  }
   planners::LayoutPlan plan = (*layout_)(problem);
   std::string bad = planners::validatePlan(problem, plan);
   if (!bad.empty()) {

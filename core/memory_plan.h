@@ -76,6 +76,7 @@ class BlockMemory {
   }
 
   // Per managed value (active ones: evicted values are moved to evicted_slots_).
+  std::vector<uint32_t> orig_;  // index into ExecBlock::managed (for conflicts_)
   std::vector<uint32_t> slot_;
   std::vector<uint32_t> first_, last_;
   std::vector<int32_t> group_;     // index into the plan's groups, -1 = not placed
@@ -92,6 +93,8 @@ class BlockMemory {
   size_t placed_ = 0;
   bool planned_ = false;
   uint64_t plans_ = 0, replans_ = 0, evictions_ = 0;
+  // ExecBlock::managed_conflicts (parallel blocks), over ExecBlock::managed indices.
+  planners::ConflictFn conflicts_;
   const planners::LayoutAlgorithm* layout_;
 };
 

@@ -13,6 +13,7 @@
 #include "core/graph.h"
 #include "core/kernel_registry.h"
 #include "core/memory_plan.h"
+#include "core/parallel_plan.h"
 #include "core/plugin_loader.h"
 #include "core/runtime.h"
 #include "planners/registry.h"
@@ -37,6 +38,8 @@ class ModuleBuilder {
     ExecutionPlan& plan = m_.plan_;
     if (m_.options_.memory_planning)
       for (ExecBlock& b : plan.blocks) planManagedValues(*m_.graph_, plan.retained, b);
+    // Only the top block runs in parallel: If/Loop bodies run inside one step.
+    if (m_.options_.max_parallel_ops > 1) planParallelBlock(*m_.graph_, plan.retained, plan.blocks.front());
     plan.num_slots = m_.graph_->numValues();
     for (const Value* c : m_.graph_->constants()) plan.constants.emplace_back(c->id(), c->constant());
     for (uint32_t id = 0; id < plan.num_slots; ++id)

@@ -3,6 +3,7 @@
 #include <ATen/core/Dict.h>
 #include <ATen/core/List.h>
 
+#include "core/error.h"
 #include "core/graph.h"
 #include "core/kernel_registry.h"
 
@@ -118,6 +119,21 @@ std::unique_ptr<Kernel> makeUncheckedCast(KernelBuildContext&) {
   return lambda([](KernelContext& ctx) { ctx.output(0) = ctx.input(0); }, "pass-through");
 }
 
+// prim::RaiseException(str msg, str? cls): a model's own `raise`. The JIT operator's
+// exception carries only the class name in what(); this kernel reports what the
+// interpreter prints last, "builtins.RuntimeError: <message>", as a brisk::Error (the
+// executor adds model, node and op).
+std::unique_ptr<Kernel> makeRaiseException(KernelBuildContext& b) {
+  if (b.node().inputs().empty()) return nullptr;
+  return lambda(
+      [](KernelContext& ctx) {
+        std::string text = ctx.input(0).isString() ? ctx.input(0).toStringRef() : "exception";
+        if (ctx.numInputs() > 1 && ctx.input(1).isString()) text = ctx.input(1).toStringRef() + ": " + text;
+        throw Error(text);
+      },
+      "raises the model's exception");
+}
+
 }  // namespace
 
 void registerControlFlowKernels(Registries& r);
@@ -131,6 +147,7 @@ void registerCoreKernels(Registries& r) {
   r.native.add("prim::ListUnpack", makeUnpack, "core");
   r.native.add("prim::TupleIndex", makeTupleIndex, "core");
   r.native.add("prim::unchecked_cast", makeUncheckedCast, "core");
+  r.native.add("prim::RaiseException", makeRaiseException, "core");
   registerControlFlowKernels(r);
   registerForkKernels(r);
 }

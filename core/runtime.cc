@@ -6,6 +6,8 @@
 #include "core/execution_plan.h"
 #include "core/graph.h"
 #include "core/module.h"
+#include "core/output_arena.h"
+#include "core/parallel_executor.h"
 #include "core/profiler.h"
 
 namespace brisk {
@@ -27,6 +29,9 @@ Runtime::Runtime(const Module& module, std::shared_ptr<const Module> keepalive)
     memory_.resize(plan_.blocks.size());
     memory_[b.id] = std::make_unique<BlockMemory>(b, *plan_.layout);
   }
+  const ExecBlock& top = plan_.blocks.front();
+  if (top.parallel) parallel_ = std::make_unique<ParallelExecutor>(*this, top, module.options().max_parallel_ops);
+  if (module.options().manage_output_tensors) output_arena_ = std::make_unique<OutputArena>(plan_);
 }
 
 Runtime::~Runtime() = default;
@@ -43,6 +48,17 @@ std::vector<c10::IValue>& Runtime::scratch() {
 
 void Runtime::runBlock(const ExecBlock& block) {
   BlockMemory* mem = memory_.empty() ? nullptr : memory_[block.id].get();
+  if (block.parallel && parallel_) {
+    if (mem) mem->prepare(slots_.data());
+    try {
+      parallel_->run(run_options_->profiler != nullptr);
+    } catch (...) {
+      if (mem) mem->abort(slots_.data());
+      throw;
+    }
+    if (mem && mem->finish(slots_.data())) memory_changed_.store(true, std::memory_order_relaxed);
+    return;
+  }
   if (run_options_->profiler)
     runSteps<true>(block, mem);
   else
@@ -87,6 +103,7 @@ MemoryStats Runtime::memoryStats() const {
   MemoryStats s;
   for (const auto& m : memory_)
     if (m) m->addStats(s);
+  if (output_arena_) output_arena_->addStats(s);
   return s;
 }
 
@@ -112,7 +129,9 @@ c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs, co
       sig.checkTensors(input_ptrs_.data());
       if (!sig.learned()) observed = sig.observe(input_ptrs_.data());
     }
+    if (output_arena_) output_arena_->prepare(slots_.data());
     runBlock(top);
+    if (output_arena_) output_arena_->finish(slots_.data());
     if (top.returns.size() == 1) {
       result = top.takeReturn(slots_.data(), 0);
     } else {

@@ -17,6 +17,8 @@ namespace brisk {
 
 class BlockMemory;
 class Module;
+class OutputArena;
+class ParallelExecutor;
 struct ExecBlock;
 struct ExecutionPlan;
 
@@ -66,6 +68,8 @@ class Runtime {
   const RunOptions* run_options_;
   // Per ExecBlock id: the block's slab and managed tensors; null without any.
   std::vector<std::unique_ptr<BlockMemory>> memory_;
+  std::unique_ptr<ParallelExecutor> parallel_;
+  std::unique_ptr<OutputArena> output_arena_;  // Options::manage_output_tensors  // for the top block, when it has a DAG
   std::atomic<bool> memory_changed_{false};  // a block (re)planned during this run
   uint64_t runs_ = 0;
 };

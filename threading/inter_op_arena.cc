@@ -1,5 +1,6 @@
 #include "threading/inter_op_arena.h"
 
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task.h>
 #include <oneapi/tbb/task_arena.h>
 
@@ -20,7 +21,14 @@ thread_local bool t_on_arena = false;
 }  // namespace
 
 struct InterOpArena::Impl {
-  explicit Impl(int n) : arena(n, /*reserved_for_masters=*/0) { arena.initialize(); }
+  // TBB's global worker pool defaults to cores - 1 threads; an arena of n workers needs
+  // n (+1 for the calling thread TBB counts in max_allowed_parallelism).
+  explicit Impl(int n)
+      : workers(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(n) + 1),
+        arena(n, /*reserved_for_masters=*/0) {
+    arena.initialize();
+  }
+  tbb::global_control workers;
   tbb::task_arena arena;
 };
 
