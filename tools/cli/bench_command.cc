@@ -22,6 +22,7 @@
 #include "tools/cli/profile_flags.h"
 #include "tools/cli/settings.h"
 #include "tools/cli/stats.h"
+#include "tools/cli/threading_bench.h"
 #include "tools/ivalue_compare.h"
 #include "tools/jit_reference.h"
 
@@ -37,6 +38,7 @@ struct BenchFlags {
   double seconds = 0.2;
   std::string json;
   ProfileFlags prof;     // --profile, --trace, --top (tools/cli/profile_flags.h)
+  ThreadingBenchFlags thr;  // --serial-baseline, --callers (tools/cli/threading_bench.h)
   bool help = false;
 
   void addOwn(FlagParser& p) {
@@ -49,6 +51,7 @@ struct BenchFlags {
                 0.0);
     p.addString("json", &json, "FILE", "also write the results as JSON to FILE");
     prof.addTo(p);
+    thr.addTo(p);
   }
   void addAll(FlagParser& p) {
     addOwn(p);
@@ -247,6 +250,13 @@ int benchCommand(const std::vector<std::string>& args) {
   std::cout << "after runs: " << describeStats(after) << "\n";
   const std::string profile_json =
       f.prof.enabled() ? runProfile(f.prof, *m.module, inputs, sb.p50_us, std::cout) : "null";
+  const std::string serial_json =
+      f.thr.serial_baseline
+          ? runSerialBaseline(*m.module, m.location.path, options, inputs, f.rounds, f.seconds, std::cout)
+          : "null";
+  const std::string callers_json =
+      f.thr.callers > 0 ? runCallersThroughput(*m.module, inputs, f.thr.callers, f.rounds, f.seconds, std::cout)
+                        : "null";
 
   if (!f.json.empty()) {
     const std::string path = userPath(f.json);
@@ -276,6 +286,8 @@ int benchCommand(const std::vector<std::string>& args) {
                .add("ratio_p50", json::num(ratio))
                .add("ratio_round_median", json::num(round_ratio))
                .add("profile", profile_json)
+               .add("serial_baseline", serial_json)
+               .add("callers", callers_json)
                .done()
         << "\n";
     if (!out.flush()) throw Error("cannot write JSON file: " + path);
