@@ -176,6 +176,10 @@ std::shared_ptr<Module> ModuleBuilder::buildChild(const Graph& subgraph) {
   std::shared_ptr<const Graph> g(m_.graph_, &subgraph);
   Options child_options = m_.options_;
   child_options.strict_inputs = false;  // the parent checked the model's inputs
+  // A capped child pool could block arena workers in borrow() while the runtimes they
+  // wait for belong to tasks waiting on forks that need those workers: only the top
+  // Module's callers are capped.
+  child_options.max_runtimes = 0;
   auto child = Module::fromGraph(g, Signature(subgraph.name(), std::move(args)), child_options,
                                  &registries_, m_.keepalive_);
   m_.children_.push_back(child);
