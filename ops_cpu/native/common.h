@@ -81,5 +81,7 @@ void registerViewKernels(PluginRegistrar& r);
 void registerTensorInfoKernels(PluginRegistrar& r);
 void registerScalarKernels(PluginRegistrar& r);
 void registerListKernels(PluginRegistrar& r);
+void registerTransformerKernels(PluginRegistrar& r);
+void registerMessageKernels(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::native

@@ -3,13 +3,16 @@
 
 namespace brisk::ops_cpu {
 
-// Native kernels: views, tensor metadata, scalar and list ops, called without the
-// dispatcher's boxing. Core registers the prim container / control-flow ops itself.
+// Native kernels: views, tensor metadata, scalar and list ops, the fused transformer
+// ops, format/warn, called without the dispatcher's boxing. Core registers the prim
+// container / control-flow ops itself.
 void registerNativeKernels(PluginRegistrar& r) {
   native::registerViewKernels(r);
   native::registerTensorInfoKernels(r);
   native::registerScalarKernels(r);
   native::registerListKernels(r);
+  native::registerTransformerKernels(r);
+  native::registerMessageKernels(r);
 }
 
 }  // namespace brisk::ops_cpu

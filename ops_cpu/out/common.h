@@ -177,5 +177,6 @@ void registerPooling(PluginRegistrar& r);
 void registerNorms(PluginRegistrar& r);
 void registerEmbedding(PluginRegistrar& r);
 void registerShapeCopy(PluginRegistrar& r);
+void registerFactories(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::out

@@ -41,6 +41,7 @@ void registerOutVariantKernels(PluginRegistrar& r) {
   out::registerNorms(r);
   out::registerEmbedding(r);
   out::registerShapeCopy(r);
+  out::registerFactories(r);
 }
 
 }  // namespace brisk::ops_cpu

@@ -1,6 +1,6 @@
-// Which zoo nodes the out-variant kernels serve: every node of an op that has an
-// out-variant kernel must get it (no silent decline on the zoo's argument
-// combinations); prints the ops left to other kernels.
+// Which zoo nodes the ops_cpu kernels serve: every node of an op listed for a model
+// must get an ops_cpu kernel of the listed kind (no silent decline on the zoo's
+// argument combinations), and no zoo node is left to the fallback kernel.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -12,51 +12,106 @@
 namespace brisk {
 namespace {
 
-// Ops the zoo uses that the out-variant kernels must serve, per model.
-const std::map<std::string, std::set<std::string>>& expected() {
-  static const std::map<std::string, std::set<std::string>> m = {
+constexpr KernelKind kOut = KernelKind::kOutVariant;
+// Direct calls of ATen's implementation that return fresh results: conv (libtorch has
+// no real out form), the fused transformer ops, messages.
+constexpr KernelKind kNat = KernelKind::kNative;
+
+using OpKinds = std::map<std::string, KernelKind>;
+
+// Ops the zoo uses and the kind of ops_cpu kernel that must serve them, per model.
+const std::map<std::string, OpKinds>& expected() {
+  static const std::map<std::string, OpKinds> m = {
       {"resnet18",
-       {"aten::conv2d", "aten::relu", "aten::max_pool2d", "aten::add.Tensor", "aten::adaptive_avg_pool2d",
-        "aten::linear"}},
-      {"mobilenet_v2", {"aten::conv2d", "aten::hardtanh", "aten::add.Tensor", "aten::adaptive_avg_pool2d", "aten::linear"}},
-      {"mlp", {"aten::linear", "aten::relu"}},
+       {{"aten::conv2d", kNat},
+        {"aten::relu", kOut},
+        {"aten::max_pool2d", kOut},
+        {"aten::add.Tensor", kOut},
+        {"aten::adaptive_avg_pool2d", kOut},
+        {"aten::linear", kOut}}},
+      {"mobilenet_v2",
+       {{"aten::conv2d", kNat},
+        {"aten::hardtanh", kOut},
+        {"aten::add.Tensor", kOut},
+        {"aten::adaptive_avg_pool2d", kOut},
+        {"aten::linear", kOut}}},
+      {"mlp", {{"aten::linear", kOut}, {"aten::relu", kOut}}},
       {"deepandwide",
-       {"aten::linear", "aten::relu", "aten::embedding_bag.padding_idx", "aten::cat", "aten::sigmoid"}},
+       {{"aten::linear", kOut},
+        {"aten::relu", kOut},
+        {"aten::embedding_bag.padding_idx", kOut},
+        {"aten::cat", kOut},
+        {"aten::sigmoid", kOut},
+        {"aten::arange.start_step", kOut},
+        {"aten::format", kNat}}},
       {"transformer",
-       {"aten::linear", "aten::masked_fill.Scalar", "aten::div.Scalar", "aten::baddbmm", "aten::bmm",
-        "aten::softmax.int", "aten::add.Tensor", "aten::layer_norm", "aten::relu", "aten::logical_or",
-        "aten::logical_not", "aten::zeros_like"}},
-      {"inception_nofork", {"aten::conv2d", "aten::relu", "aten::cat"}},
+       {{"aten::_transformer_encoder_layer_fwd", kNat},
+        {"aten::_native_multi_head_attention", kNat},
+        {"aten::_nested_tensor_from_mask", kNat},
+        {"aten::to_padded_tensor", kNat},
+        {"aten::format", kNat},
+        {"aten::warn", kNat},
+        {"aten::linear", kOut},
+        {"aten::masked_fill.Scalar", kOut},
+        {"aten::div.Scalar", kOut},
+        {"aten::baddbmm", kOut},
+        {"aten::bmm", kOut},
+        {"aten::softmax.int", kOut},
+        {"aten::add.Tensor", kOut},
+        {"aten::layer_norm", kOut},
+        {"aten::relu", kOut},
+        {"aten::logical_or", kOut},
+        {"aten::logical_not", kOut},
+        {"aten::zeros_like", kOut}}},
+      {"inception_nofork", {{"aten::conv2d", kNat}, {"aten::relu", kOut}, {"aten::cat", kOut}}},
       {"control_flow",
-       {"aten::sum", "aten::gt.Scalar", "aten::linear", "aten::tanh", "aten::neg", "aten::cat", "aten::mul.Scalar",
-        "aten::add.Tensor", "aten::stack", "aten::sum.dim_IntList"}},
-      {"multi_output", {"aten::linear", "aten::add.Tensor", "aten::mul.Scalar", "aten::relu", "aten::sum.dim_IntList"}},
-      {"chain_mul100", {"aten::mul.Scalar", "aten::mul.Tensor"}},
-      {"chain_add100", {"aten::add.Scalar", "aten::add.Tensor"}},
+       {{"aten::sum", kOut},
+        {"aten::gt.Scalar", kOut},
+        {"aten::linear", kOut},
+        {"aten::tanh", kOut},
+        {"aten::neg", kOut},
+        {"aten::cat", kOut},
+        {"aten::mul.Scalar", kOut},
+        {"aten::add.Tensor", kOut},
+        {"aten::stack", kOut},
+        {"aten::sum.dim_IntList", kOut}}},
+      {"multi_output",
+       {{"aten::linear", kOut},
+        {"aten::add.Tensor", kOut},
+        {"aten::mul.Scalar", kOut},
+        {"aten::relu", kOut},
+        {"aten::sum.dim_IntList", kOut}}},
+      {"chain_mul100", {{"aten::mul.Scalar", kOut}, {"aten::mul.Tensor", kOut}}},
+      {"chain_add100", {{"aten::add.Scalar", kOut}, {"aten::add.Tensor", kOut}}},
   };
   return m;
 }
 
 class OutZooCoverage : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(OutZooCoverage, KeyOpsAreOutVariants) {
+TEST_P(OutZooCoverage, KeyOpsGetTheirKernels) {
   const std::string& model = GetParam();
   auto m = Module::load(testing::zooModel(model), Options{});
+  const OpKinds& want = expected().at(model);
   std::set<std::string> fallback_ops;
   std::set<std::string> seen;
   for (const NodeKernelInfo& info : m->kernelReport()) {
     if (info.kind == KernelKind::kFallback) fallback_ops.insert(info.op);
-    if (!expected().at(model).count(info.op)) continue;
+    auto it = want.find(info.op);
+    if (it == want.end()) continue;
     seen.insert(info.op);
-    // conv2d: a direct-call kernel of kind native (libtorch has no real out form).
-    const KernelKind want = info.op == "aten::conv2d" ? KernelKind::kNative : KernelKind::kOutVariant;
-    EXPECT_EQ(info.kind, want) << model << ": " << info.node << " -> " << info.provider;
+    // conv2d: native (direct call) or out-variant (planned outputs), the conv kernel's
+    // owner's choice (ops_cpu/out/conv.cc); never the fallback.
+    const bool conv = info.op == "aten::conv2d";
+    const KernelKind kind = conv && info.kind == kOut ? kOut : it->second;
+    EXPECT_EQ(kernelKindName(info.kind), std::string(kernelKindName(kind)))
+        << model << ": " << info.node << " -> " << info.provider << " (" << info.detail << ")";
     EXPECT_EQ(info.provider, "ops_cpu") << model << ": " << info.node;
   }
-  for (const std::string& op : expected().at(model)) EXPECT_TRUE(seen.count(op)) << model << " has no " << op;
+  for (const auto& [op, kind] : want) EXPECT_TRUE(seen.count(op)) << model << " has no " << op;
   std::string list;
   for (const std::string& op : fallback_ops) list += " " + op;
-  std::cout << model << " fallback ops:" << (list.empty() ? " (none)" : list) << "\n";
+  EXPECT_TRUE(fallback_ops.empty()) << model << " has fallback ops:" << list;
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, OutZooCoverage,

@@ -1,0 +1,159 @@
+// ops_cpu native kernels for the fused transformer ops (ops_cpu/native/transformer.cc):
+// direct calls of ATen's CPU implementations, so results are bit-identical to the
+// interpreter's (zero tolerance), for batch/sequence shapes that grow between sets.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "tests/ops/op_tester.h"
+
+namespace brisk::testing {
+namespace {
+
+constexpr KernelKind kNative = KernelKind::kNative;
+constexpr int64_t kE = 16, kFF = 32;
+
+// qkv_w, qkv_b, proj_w, proj_b, norm_w1, norm_b1, norm_w2, norm_b2, ffn_w1, ffn_b1,
+// ffn_w2, ffn_b2 of one encoder layer (embed 16, feed-forward 32).
+std::vector<c10::IValue> layerWeights() {
+  at::manual_seed(7);
+  return {at::randn({3 * kE, kE}) * 0.3, at::randn({3 * kE}) * 0.1, at::randn({kE, kE}) * 0.3,
+          at::randn({kE}) * 0.1,         at::rand({kE}) + 0.5,     at::randn({kE}) * 0.1,
+          at::rand({kE}) + 0.5,          at::randn({kE}) * 0.1,    at::randn({kFF, kE}) * 0.3,
+          at::randn({kFF}) * 0.1,        at::randn({kE, kFF}) * 0.3, at::randn({kE}) * 0.1};
+}
+
+std::vector<c10::IValue> with(at::Tensor first, std::vector<c10::IValue> rest) {
+  rest.insert(rest.begin(), std::move(first));
+  return rest;
+}
+
+std::string encoderLayerIR(bool gelu, bool norm_first) {
+  return std::string(R"IR(
+graph(%src : Tensor, %qw : Tensor, %qb : Tensor, %pw : Tensor, %pb : Tensor, %n1w : Tensor, %n1b : Tensor,
+      %n2w : Tensor, %n2b : Tensor, %f1w : Tensor, %f1b : Tensor, %f2w : Tensor, %f2b : Tensor):
+  %E : int = prim::Constant[value=16]()
+  %H : int = prim::Constant[value=4]()
+  %gelu : bool = prim::Constant[value=)IR") +
+         (gelu ? "1" : "0") + R"IR(]()
+  %nf : bool = prim::Constant[value=)IR" + (norm_first ? "1" : "0") + R"IR(]()
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %none : NoneType = prim::Constant()
+  %y : Tensor = aten::_transformer_encoder_layer_fwd(%src, %E, %H, %qw, %qb, %pw, %pb, %gelu, %nf, %eps, %n1w, %n1b, %n2w, %n2b, %f1w, %f1b, %f2w, %f2b, %none, %none)
+  return (%y))IR";
+}
+
+TEST(NativeTransformer, EncoderLayerBitExact) {
+  for (bool gelu : {false, true}) {
+    for (bool norm_first : {false, true}) {
+      SCOPED_TRACE(std::string("gelu=") + (gelu ? "1" : "0") + " norm_first=" + (norm_first ? "1" : "0"));
+      OpTester(encoderLayerIR(gelu, norm_first))
+          .inputs(with(at::randn({1, 8, kE}), layerWeights()))
+          .inputs(with(at::randn({3, 12, kE}), layerWeights()))
+          .tolerance(Tolerance{0, 0})
+          .expectKernel("aten::_transformer_encoder_layer_fwd", kNative)
+          .run();
+    }
+  }
+}
+
+// mask_type computed at run time (as nn.TransformerEncoderLayer does): the kernel reads
+// it from its slot.
+TEST(NativeTransformer, EncoderLayerRuntimeMaskType) {
+  OpTester(R"IR(
+graph(%src : Tensor, %qw : Tensor, %qb : Tensor, %pw : Tensor, %pb : Tensor, %n1w : Tensor, %n1b : Tensor,
+      %n2w : Tensor, %n2b : Tensor, %f1w : Tensor, %f1b : Tensor, %f2w : Tensor, %f2b : Tensor):
+  %E : int = prim::Constant[value=16]()
+  %H : int = prim::Constant[value=2]()
+  %f : bool = prim::Constant[value=0]()
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %none : NoneType = prim::Constant()
+  %zero : int = prim::Constant[value=0]()
+  %d : int = aten::dim(%src)
+  %c : bool = aten::eq(%d, %zero)
+  %mt : int? = prim::If(%c)
+    block0():
+      -> (%zero)
+    block1():
+      -> (%none)
+  %y : Tensor = aten::_transformer_encoder_layer_fwd(%src, %E, %H, %qw, %qb, %pw, %pb, %f, %f, %eps, %n1w, %n1b, %n2w, %n2b, %f1w, %f1b, %f2w, %f2b, %none, %mt)
+  return (%y))IR")
+      .inputs(with(at::randn({2, 5, kE}), layerWeights()))
+      .inputs(with(at::randn({4, 9, kE}), layerWeights()))
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::_transformer_encoder_layer_fwd", kNative)
+      .run();
+}
+
+std::string mhaIR(bool need_weights, bool average, bool with_mask) {
+  return std::string("graph(%q : Tensor, %k : Tensor, %v : Tensor, %qw : Tensor, %qb : Tensor, %pw : Tensor, ") +
+         "%pb : Tensor" + (with_mask ? ", %mask : Tensor" : "") + R"IR():
+  %E : int = prim::Constant[value=16]()
+  %H : int = prim::Constant[value=4]()
+  %nw : bool = prim::Constant[value=)IR" +
+         (need_weights ? "1" : "0") + R"IR(]()
+  %avg : bool = prim::Constant[value=)IR" + (average ? "1" : "0") + R"IR(]()
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor, %w : Tensor = aten::_native_multi_head_attention(%q, %k, %v, %E, %H, %qw, %qb, %pw, %pb, )IR" +
+         (with_mask ? "%mask, " : "%none, ") + "%nw, %avg, " + (with_mask ? "%one" : "%none") + R"IR()
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %w)
+  return (%r))IR";
+}
+
+std::vector<c10::IValue> mhaInputs(int64_t b, int64_t l, bool with_mask) {
+  at::Tensor x = at::randn({b, l, kE});
+  std::vector<c10::IValue> w = layerWeights();
+  std::vector<c10::IValue> in = {x, x, x, w[0], w[1], w[2], w[3]};
+  if (with_mask) {
+    // Key padding mask (mask_type 1): true = padding; every row keeps its first key.
+    at::Tensor m = at::rand({b, l}) > 0.6;
+    m.select(1, 0).fill_(false);
+    in.push_back(m);
+  }
+  return in;
+}
+
+TEST(NativeTransformer, MultiHeadAttentionBitExact) {
+  for (bool need_weights : {false, true}) {
+    for (bool average : {false, true}) {
+      for (bool with_mask : {false, true}) {
+        SCOPED_TRACE(std::string("need_weights=") + (need_weights ? "1" : "0") + " average=" + (average ? "1" : "0") +
+                     " mask=" + (with_mask ? "1" : "0"));
+        OpTester(mhaIR(need_weights, average, with_mask))
+            .inputs(mhaInputs(1, 6, with_mask))
+            .inputs(mhaInputs(3, 10, with_mask))
+            .tolerance(Tolerance{0, 0})
+            .expectKernel("aten::_native_multi_head_attention", kNative)
+            .run();
+      }
+    }
+  }
+}
+
+// The nested-tensor round trip of nn.TransformerEncoder with a key padding mask:
+// _nested_tensor_from_mask (true = keep, left-aligned), then to_padded_tensor.
+TEST(NativeTransformer, NestedFromMaskToPadded) {
+  auto inputs = [](int64_t b, int64_t l) {
+    at::Tensor lengths = at::randint(1, l + 1, {b}, at::kLong);
+    lengths[0] = l;
+    at::Tensor mask = at::arange(l).unsqueeze(0) < lengths.unsqueeze(1);
+    return std::vector<c10::IValue>{at::randn({b, l, kE}), mask};
+  };
+  OpTester(R"IR(
+graph(%t : Tensor, %mask : Tensor):
+  %check : bool = prim::Constant[value=1]()
+  %pad : float = prim::Constant[value=0.]()
+  %none : NoneType = prim::Constant()
+  %nt : Tensor = aten::_nested_tensor_from_mask(%t, %mask, %check)
+  %y : Tensor = aten::to_padded_tensor(%nt, %pad, %none)
+  return (%y))IR")
+      .inputs(inputs(2, 5))
+      .inputs(inputs(4, 9))
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::_nested_tensor_from_mask", kNative)
+      .expectKernel("aten::to_padded_tensor", kNative)
+      .run();
+}
+
+}  // namespace
+}  // namespace brisk::testing
