@@ -5,12 +5,15 @@
 #include <c10/core/TensorImpl.h>
 #include <glog/logging.h>
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstring>
 
 #include "core/escape_analysis.h"
 #include "core/execution_plan.h"
 #include "core/graph.h"
+#include "core/output_capture.h"
 #include "planners/bump.h"
 
 namespace brisk {
@@ -98,12 +101,44 @@ BlockMemory::BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm
   group_.assign(slot_.size(), -1);
   max_bytes_.assign(slot_.size(), 0);
   cur_.assign(slot_.size(), nullptr);
+  capture_ordinal_.assign(slot_.size(), kLearn);
+  capture_bytes_.assign(slot_.size(), 0);
+  freed_.assign(slot_.size(), 0);
+  rebuildSlotIndex();
+  // Capturing allocating kernels' outputs needs brisk's allocator in front of the
+  // default one (once per process); without it those outputs are simply not captured.
+  installCaptureAllocator();
+  // Under the parallel executor steps finish out of order: no lean profile run.
+  lean_ = !conflicts_;
 }
 
-BlockMemory::~BlockMemory() = default;
+BlockMemory::~BlockMemory() {
+  if (hooked_) setAllocationHook(prev_hook_);
+  releaseSlab();
+}
+
+void BlockMemory::rebuildSlotIndex() {
+  uint32_t max_slot = 0;
+  for (uint32_t s : slot_) max_slot = std::max(max_slot, s);
+  index_of_slot_.assign(slot_.empty() ? 0 : max_slot + 1, -1);
+  for (size_t i = 0; i < slot_.size(); ++i) index_of_slot_[slot_[i]] = static_cast<int32_t>(i);
+}
+
+void BlockMemory::releaseSlab() {
+  unregisterSlab(slab_.get());
+  slab_ = c10::DataPtr();
+}
 
 void BlockMemory::prepare(c10::IValue* slots) {
-  if (!planned_) return;
+  // This block's kernels allocate on this thread until finish()/abort(): see serve().
+  run_slots_ = slots;
+  prev_hook_ = setAllocationHook(this);
+  hooked_ = true;
+  captured_ = misses_ = 0;
+  if (!planned_) {
+    std::fill(freed_.begin(), freed_.end(), 0);
+    return;
+  }
   char* base = static_cast<char*>(slab_.get());
   const size_t n = slot_.size();
   for (size_t i = 0; i < n; ++i) {
@@ -119,7 +154,27 @@ void BlockMemory::prepare(c10::IValue* slots) {
 }
 
 bool BlockMemory::finish(c10::IValue* slots) {
-  if (!planned_ || !singletons_) return slowFinish(slots);
+  if (hooked_) {
+    setAllocationHook(prev_hook_);
+    hooked_ = false;
+  }
+  arm_index_ = -1;
+  last_captured_ = captured_;
+  last_misses_ = misses_;
+  if (!planned_) {
+    // End of the profile run: whatever is still held is live at once now.
+    size_t live = 0, total = 0;
+    for (size_t i = 0; i < slot_.size(); ++i) {
+      const c10::IValue& v = slots[slot_[i]];
+      c10::StorageImpl* s = v.isTensor() ? storageOf(v.unsafeToTensorImpl()) : nullptr;
+      const size_t nb = s && s->data() ? s->nbytes() : 0;
+      live += nb;
+      total += std::max(nb, max_bytes_[i]);
+    }
+    profile_peak_ = std::max(profile_peak_, live);
+    profile_total_ = total;
+  }
+  if (!planned_ || !singletons_ || force_replan_) return slowFinish(slots);
   const size_t n = slot_.size();
   // Read-only pass first: anything unusual goes to the slow path before we mutate.
   for (size_t i = 0; i < n; ++i) {
@@ -149,7 +204,7 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
   };
   std::vector<Holder> holders;
   std::vector<uint8_t> evict(n, 0);
-  bool changed = !planned_;
+  bool changed = !planned_ || force_replan_;
   for (size_t i = 0; i < n; ++i) {
     c10::IValue& v = slots[slot_[i]];
     if (!v.isTensor()) continue;
@@ -167,6 +222,7 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
   // One group per storage still held only by managed slots.
   std::vector<int32_t> new_group(n, -1);
   std::vector<planners::AllocationSpec> specs;
+  force_replan_ = false;
   std::vector<c10::StorageImpl*> owner(offset_.size(), nullptr);  // planned group -> storage seen
   for (size_t a = 0; a < holders.size();) {
     size_t b = a;
@@ -231,6 +287,9 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
     group_[kept] = group_[i];
     max_bytes_[kept] = max_bytes_[i];
     new_group[kept] = new_group[i];
+    capture_ordinal_[kept] = capture_ordinal_[i];
+    capture_bytes_[kept] = capture_bytes_[i];
+    freed_[kept] = freed_[i];
     ++kept;
   }
   slot_.resize(kept);
@@ -241,6 +300,10 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
   max_bytes_.resize(kept);
   cur_.resize(kept);
   new_group.resize(kept);
+  capture_ordinal_.resize(kept);
+  capture_bytes_.resize(kept);
+  freed_.resize(kept);
+  if (kept != n) rebuildSlotIndex();
   if (!changed) return false;
 
   // (Re)plan: every storage was detached (or copied out) above, so the old slab is free.
@@ -279,8 +342,14 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
     LOG_FIRST_N(WARNING, 1) << "brisk: memory layout invalid (" << bad << "); using the bump layout";
     plan = planners::bumpLayout(problem);
   }
-  slab_ = c10::DataPtr();
-  slab_ = c10::GetCPUAllocator()->allocate(plan.total_size);
+  releaseSlab();
+  slab_ = allocateSlabMemory(plan.total_size);
+  // The profile run (or the run that outgrew the plan) allocated the managed tensors one
+  // by one from malloc and has just freed them; glibc keeps such freed blocks mapped
+  // (below its trim threshold, or as holes), so without this the process would carry the
+  // profile run's footprint next to the slab for good. Once per layout, never per run.
+  ::malloc_trim(0);
+  registerSlab(slab_.get(), plan.total_size);
   slab_bytes_ = plan.total_size;
   lower_bound_ = planners::lowerBound(problem.specs, problem.alignment);
   offset_ = std::move(plan.offsets);
@@ -301,6 +370,11 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
 }
 
 void BlockMemory::abort(c10::IValue* slots) noexcept {
+  if (hooked_) {
+    setAllocationHook(prev_hook_);
+    hooked_ = false;
+  }
+  arm_index_ = -1;
   for (uint32_t slot : slot_) {
     c10::IValue& v = slots[slot];
     if (v.isTensor()) {
@@ -329,6 +403,145 @@ void BlockMemory::addStats(MemoryStats& s) const {
   s.plans += plans_;
   s.replans += replans_;
   s.evictions += evictions_;
+  s.captured_outputs += last_captured_;
+  s.capture_misses += last_misses_;
+  s.profile_peak_bytes += profile_peak_;
+  s.profile_total_bytes += profile_total_;
+}
+
+// --- Capture of allocating kernels' outputs, lean profile run -------------------------
+
+namespace {
+// Allocations at least this large trigger the lean profile run's check for dead managed
+// tensors (smaller ones cannot move the peak much; the check is a pass over the block's
+// managed slots).
+constexpr size_t kLeanCheckBytes = 64 << 10;
+}  // namespace
+
+void BlockMemory::freeDeadDuringProfile() {
+  c10::IValue* slots = run_slots_;
+  const size_t n = slot_.size();
+  // The newest managed producer that has run: every step before it has finished (serial
+  // block), so a managed value whose last reader comes before it is dead.
+  int64_t newest = -1;
+  for (size_t i = 0; i < n; ++i)
+    if (slots[slot_[i]].isTensor()) newest = std::max<int64_t>(newest, first_[i]);
+  size_t live = 0;
+  for (size_t i = 0; i < n; ++i) {
+    c10::IValue& v = slots[slot_[i]];
+    if (!v.isTensor()) continue;
+    c10::TensorImpl* t = v.unsafeToTensorImpl();
+    c10::StorageImpl* s = storageOf(t);
+    if (!s || !s->data()) continue;
+    if (!freed_[i] && static_cast<int64_t>(last_[i]) < newest && useCount(t) == 1 && useCount(s) == 1) {
+      max_bytes_[i] = std::max(max_bytes_[i], s->nbytes());
+      detach(s);
+      freed_[i] = 1;
+      continue;
+    }
+    live += s->nbytes();
+  }
+  profile_peak_ = std::max(profile_peak_, live);
+}
+
+int32_t BlockMemory::beginCapture(uint32_t slot) noexcept {
+  if (arm_index_ >= 0 || slot >= index_of_slot_.size()) return -1;  // nested capture: inner one is not served
+  const int32_t i = index_of_slot_[slot];
+  if (i < 0 || capture_ordinal_[i] == kNever) return -1;
+  arm_count_ = 0;
+  arm_at_ = nullptr;  // learning
+  if (capture_ordinal_[i] >= 0) {
+    const int32_t g = group_[i];
+    // Serve only into this value's own planned region, and only what fits in it.
+    if (!planned_ || g < 0 || capture_bytes_[i] > bytes_[g]) {
+      capture_ordinal_[i] = kLearn;
+    } else {
+      arm_at_ = static_cast<char*>(slab_.get()) + offset_[g];
+    }
+  }
+  arm_index_ = i;
+  return i;
+}
+
+void* BlockMemory::serve(size_t nbytes) {
+  if (arm_index_ < 0) {
+    if (!planned_ && lean_ && nbytes >= kLeanCheckBytes) freeDeadDuringProfile();
+    return nullptr;
+  }
+  const uint32_t k = arm_count_++;
+  if (!arm_at_) {
+    if (!planned_ && lean_ && nbytes >= kLeanCheckBytes) freeDeadDuringProfile();
+    return nullptr;
+  }
+  const int32_t i = arm_index_;
+  if (static_cast<int32_t>(k) == capture_ordinal_[i] && nbytes == capture_bytes_[i]) return arm_at_;
+  return nullptr;
+}
+
+void BlockMemory::allocated(size_t nbytes, void* p) {
+  if (arm_index_ < 0 || arm_at_) return;
+  const uint32_t k = arm_count_ - 1;  // serve() counted it
+  if (k < kRecorded) {
+    rec_ptr_[k] = p;
+    rec_bytes_[k] = nbytes;
+  }
+}
+
+void BlockMemory::endCapture(int32_t i, const at::Tensor& result) noexcept {
+  if (i != arm_index_ || i < 0) return;
+  const c10::StorageImpl* s =
+      result.defined() && result.has_storage() ? result.unsafeGetTensorImpl()->unsafe_storage().unsafeGetStorageImpl()
+                                               : nullptr;
+  const void* data = s ? s->data() : nullptr;
+  const size_t nb = s ? s->nbytes() : 0;
+  if (!arm_at_) {
+    // Learning: the latest allocation at the result's address (malloc may have reused
+    // the address of a temporary freed earlier in the call) of exactly its size.
+    int32_t found = kNever;
+    const uint32_t seen = std::min(arm_count_, kRecorded);
+    for (uint32_t k = 0; k < seen; ++k)
+      if (data && rec_ptr_[k] == data && rec_bytes_[k] == nb) found = static_cast<int32_t>(k);
+    capture_ordinal_[i] = found;
+    capture_bytes_[i] = nb;
+  } else if (data == arm_at_) {
+    ++captured_;
+  } else {
+    ++misses_;
+    if (servedAllocationLive(arm_at_)) {
+      // A served buffer that is not the result is still referenced by something that
+      // outlives the call: its bytes must never be handed out again. Abandon (leak) this
+      // slab, stop capturing in this block, and lay out a fresh slab after this run.
+      LOG(WARNING) << "brisk: a captured allocation outlived its kernel call; capture disabled for this block";
+      (void)slab_.release_context();
+      slab_ = c10::DataPtr();
+      std::fill(capture_ordinal_.begin(), capture_ordinal_.end(), kNever);
+      force_replan_ = true;
+    } else {
+      capture_ordinal_[i] = kLearn;  // other allocations this time (shapes changed): learn again
+    }
+  }
+  arm_index_ = -1;
+  arm_at_ = nullptr;
+}
+
+// --- OutputCapture --------------------------------------------------------------------
+
+OutputCapture::OutputCapture(KernelContext& ctx, size_t output) noexcept {
+  auto* mem = dynamic_cast<BlockMemory*>(allocationHook());
+  if (!mem) return;
+  const auto slot = static_cast<uint32_t>(&ctx.output(output) - ctx.slots());
+  index_ = mem->beginCaptureFor(ctx.slots(), slot);
+  if (index_ >= 0) mem_ = mem;
+}
+
+OutputCapture::~OutputCapture() {
+  if (mem_) mem_->endCapture(index_, at::Tensor());
+}
+
+void OutputCapture::done(const at::Tensor& result) noexcept {
+  if (!mem_) return;
+  mem_->endCapture(index_, result);
+  mem_ = nullptr;
 }
 
 }  // namespace brisk

@@ -21,6 +21,18 @@
 // Safety net: a managed storage found referenced from outside the managed slots after
 // the block (escape analysis was wrong, or an unusual kernel) is copied out of the slab
 // and that value is no longer managed (it is then allocated fresh every run).
+//
+// Outputs of kernels without an out= form (convolution) are managed too: the kernel
+// wraps its call in an OutputCapture (core/output_capture.h) and BlockMemory, installed
+// as the thread's AllocationHook (core/capture_allocator.h) while the block runs, serves
+// the allocation that becomes the result at the value's planned offset.
+//
+// Lean profile run: in the profile run every managed tensor is a separate allocation
+// and, being retained, would stay alive until the block ends, so that run's peak would
+// be the sum of all managed tensors rather than the largest live set. Instead, on each
+// large allocation during the profile run of a serial block, managed tensors whose
+// last reader has already run (their last step is before the newest managed producer
+// that has run) record their size and give their storage back at once.
 #include <ATen/core/ivalue.h>
 #include <c10/core/Allocator.h>
 
@@ -28,6 +40,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/capture_allocator.h"
 #include "planners/layout.h"
 
 namespace brisk {
@@ -42,6 +55,21 @@ struct MemoryStats {
   uint64_t plans = 0;          // layouts computed (profile runs + re-plans)
   uint64_t replans = 0;        // layouts recomputed because a tensor outgrew its plan
   uint64_t evictions = 0;      // managed tensors found shared after a run (safety net)
+  // Managed outputs of allocating kernels (OutputCapture) served from the slab in the
+  // latest run of each block, and those that fell back to a fresh allocation.
+  size_t captured_outputs = 0;
+  size_t capture_misses = 0;
+  // Profile runs: the largest sum of managed bytes holding memory at once (the lean
+  // profile run frees managed tensors after their last use), and the sum of all.
+  size_t profile_peak_bytes = 0;
+  size_t profile_total_bytes = 0;
+  // Options::manage_output_tensors (core/output_arena.h): outputs placed in the output
+  // arena, its current block's bytes, runs that reused it, and runs that needed a
+  // second block because the caller still held the previous run's outputs.
+  size_t output_arena_tensors = 0;
+  size_t output_arena_bytes = 0;
+  uint64_t output_arena_reuses = 0;
+  uint64_t output_arena_second_blocks = 0;
 };
 
 // Load time: fills `block.managed` from the plan's retained values (per slot).
@@ -49,7 +77,7 @@ void planManagedValues(const Graph& graph, const std::vector<uint8_t>& retained,
 
 // Run time: one block's slab and managed tensors in one Runtime. Not thread-safe (a
 // Runtime runs on one thread at a time).
-class BlockMemory {
+class BlockMemory final : public AllocationHook {
  public:
   BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm& layout);
   ~BlockMemory();
@@ -66,7 +94,23 @@ class BlockMemory {
 
   void addStats(MemoryStats& s) const;
 
+  // OutputCapture (core/output_capture.h), on the thread running the block: the kernel
+  // producing `slot` is about to allocate its result / has produced `result`. Returns
+  // the managed index, or -1 when `slot` is not a managed value of this block.
+  int32_t beginCapture(uint32_t slot) noexcept;
+  // Same, for a kernel running on `slots` (another Runtime's slots, e.g. a fork child
+  // run inline on this thread, are never this block's).
+  int32_t beginCaptureFor(const c10::IValue* slots, uint32_t slot) noexcept {
+    return slots == run_slots_ ? beginCapture(slot) : -1;
+  }
+  void endCapture(int32_t index, const at::Tensor& result) noexcept;
+  // AllocationHook: serves the armed capture; drives the lean profile run.
+  void* serve(size_t nbytes) override;
+  void allocated(size_t nbytes, void* p) override;
+
  private:
+  void freeDeadDuringProfile();
+  void releaseSlab();
   bool slowFinish(c10::IValue* slots);
   void replan();
   bool inSlab(const void* p) const {
@@ -93,6 +137,35 @@ class BlockMemory {
   size_t placed_ = 0;
   bool planned_ = false;
   uint64_t plans_ = 0, replans_ = 0, evictions_ = 0;
+
+  // Capture of allocating kernels' outputs, per managed value: the ordinal (in the
+  // kernel call's allocation sequence) and size of the allocation that became the
+  // result; kLearn = learn on the next call, kNever = its result is not capturable.
+  static constexpr int32_t kLearn = -2, kNever = -1;
+  std::vector<int32_t> capture_ordinal_;
+  std::vector<size_t> capture_bytes_;
+  std::vector<int32_t> index_of_slot_;  // slot -> managed index, -1 = not managed
+  void rebuildSlotIndex();
+  // The armed call (one at a time per block: kernels run one after another on the
+  // block's thread). arm_at_ == null: learning (recording) instead of serving.
+  int32_t arm_index_ = -1;
+  uint32_t arm_count_ = 0;
+  void* arm_at_ = nullptr;
+  static constexpr uint32_t kRecorded = 32;
+  void* rec_ptr_[kRecorded] = {};
+  size_t rec_bytes_[kRecorded] = {};
+  size_t captured_ = 0, misses_ = 0;          // this run
+  size_t last_captured_ = 0, last_misses_ = 0;  // latest finished run
+  // Running the block: the slots, and the hook this one replaced on the thread.
+  c10::IValue* run_slots_ = nullptr;
+  AllocationHook* prev_hook_ = nullptr;
+  bool hooked_ = false;
+  bool force_replan_ = false;  // a new slab is needed (the old one was abandoned)
+  // Lean profile run (serial blocks only: under the parallel executor "ran before" is
+  // not a step-order fact).
+  bool lean_ = true;
+  std::vector<uint8_t> freed_;  // per managed value: storage given back this profile run
+  size_t profile_live_ = 0, profile_peak_ = 0, profile_total_ = 0;
   // ExecBlock::managed_conflicts (parallel blocks), over ExecBlock::managed indices.
   planners::ConflictFn conflicts_;
   const planners::LayoutAlgorithm* layout_;

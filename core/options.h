@@ -39,6 +39,11 @@ struct Options {
   // Layout algorithm from planners::PlannerRegistry: "bump", "storage_groups",
   // "greedy_by_size", "greedy_by_breadth". Unknown names are an error at load.
   std::string planner = "greedy_by_size";
+  // Write the model's output tensors produced by out-variant kernels into a separate
+  // output arena that the next run reuses once the caller has released every returned
+  // tensor; while any is held the next run uses a second block, so results are never
+  // overwritten (core/output_arena.h). Saves allocating outputs each run.
+  bool manage_output_tensors = false;
 
   // --- Runtimes --------------------------------------------------------------------
   // Module::run borrows a Runtime from a pool; at most this many exist at once

@@ -1,16 +1,22 @@
 // Convolution: conv2d / _convolution.
 //
 // libtorch exposes no real out form (mkldnn_convolution's ".out" is a copy of the
-// functional result, and oneDNN/ideep headers are not shipped), so the kernel calls
-// at::native::_convolution directly (skipping the conv2d -> convolution ->
-// _convolution dispatcher hops and autograd wrappers) and stores its fresh result. It
-// is registered in the out-variant registry but has kind kNative: its output is not
-// retained or placed in the memory plan (writing into a planned buffer would need a
-// copy of every activation).
+// functional result, and oneDNN/ideep headers are not shipped; libtorch_cpu exports no
+// dnnl_* symbols, and a second oneDNN from Debian's libdnnl in the process is risky), so
+// the kernel calls at::native::_convolution directly (skipping the conv2d ->
+// convolution -> _convolution dispatcher hops and autograd wrappers) and stores its
+// fresh result. With memory planning the kernel has kind kOutVariant, so its output is
+// retained and managed, and the call runs inside an OutputCapture
+// (core/output_capture.h): the allocation that becomes the result is served at the
+// output's planned slab offset, so conv outputs live in the slab with no copy and the
+// same values as the interpreter's (same kernel, same arguments). Without planning it
+// has kind kNative (a retained output would only hold memory between runs).
 #include <ATen/Context.h>
 #include <ATen/ops/_convolution_native.h>
 #include <ATen/ops/conv2d.h>
 
+#include "core/options.h"
+#include "core/output_capture.h"
 #include "ops_cpu/out/common.h"
 
 namespace brisk::ops_cpu::out {
@@ -35,7 +41,7 @@ struct ConvArgs {
   bool benchmark = false, deterministic = false, cudnn_enabled = true, allow_tf32 = true;
 };
 
-at::Tensor runConv(const ConvArgs& a, KernelContext& ctx) {
+at::Tensor runConvUncaptured(const ConvArgs& a, KernelContext& ctx) {
   const at::Tensor& x = ctx.tensor(0);
   const at::Tensor& w = ctx.tensor(1);
   c10::optional<at::Tensor> bias_rt;
@@ -47,6 +53,19 @@ at::Tensor runConv(const ConvArgs& a, KernelContext& ctx) {
   return at::native::_convolution(x, w, bias, a.stride, a.padding, a.dilation, a.transposed, a.output_padding,
                                   a.groups, g.benchmarkCuDNN(), g.deterministicCuDNN() || g.deterministicAlgorithms(),
                                   g.userEnabledCuDNN(), g.allowTF32CuDNN());
+}
+
+// Serves the result from the memory plan when the output is managed (see the top).
+at::Tensor runConv(const ConvArgs& a, KernelContext& ctx) {
+  OutputCapture capture(ctx, 0);
+  at::Tensor r = runConvUncaptured(a, ctx);
+  capture.done(r);
+  return r;
+}
+
+// kOutVariant (retained, managed) only when the memory plan can place the output.
+KernelKind convKind(KernelBuildContext& b) {
+  return b.options().memory_planning ? KernelKind::kOutVariant : KernelKind::kNative;
 }
 
 bool readBias(KernelBuildContext& b, ConvArgs& a) {
@@ -80,7 +99,7 @@ std::unique_ptr<Kernel> conv2d(KernelBuildContext& b) {
       return;
     }
     ctx.output(0) = runConv(a, ctx);
-  }, KernelKind::kNative);
+  }, convKind(b));
 }
 
 std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
@@ -108,7 +127,7 @@ std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
   if (!readBias(b, a)) return nullptr;
   return makeKernel(
       "at::native::_convolution", [a = std::move(a)](KernelContext& ctx) { ctx.output(0) = runConv(a, ctx); },
-      KernelKind::kNative);
+      convKind(b));
 }
 
 }  // namespace

@@ -119,6 +119,22 @@ expect_error 2 "run mlp --check --inputs $ZOO/resnet18.inputs.pt"
 expect_error 2 "run mlp --plugin no_such_plugin" "no_such_plugin"
 expect_error 2 "bench mlp --rounds 1 --iters 1 --json $TMP/no/such/dir/b.json" "cannot write JSON"
 
+# --- bench --memory / --batch / --compare-planning / --manage-output-tensors -----------
+expect_ok "bench mlp --rounds 1 --iters 2 --warmup 1 --memory --memory-runs 1 --memory-iters 2 --compare-planning --json $TMP/mem.json" \
+  "^memory: peak RSS increase over the loaded model" "^memory settings: OMP_NUM_THREADS=" "GLIBC_TUNABLES=" \
+  "^brisk +\+[0-9.]+ +\+[0-9.]+" "^interpreter +\+[0-9.]+" "^brisk \(no planning\) +\+[0-9.]+" \
+  "^memory ratio brisk/interpreter \(peak increase\): [0-9.]+" "^no planning +2 " \
+  "^planning ratio no_planning_p50/brisk_p50: [0-9.]+"
+grep -q '"memory": {"processes_per_executor": 1' "$TMP/mem.json" || fail "bench --memory --json: no memory object"
+grep -q '"ratio_brisk_interpreter": ' "$TMP/mem.json" || fail "bench --memory --json: no memory ratio"
+grep -q '"compare_planning": {"brisk_no_planning": ' "$TMP/mem.json" || fail "bench --compare-planning --json"
+expect_ok "bench resnet18 --batch 8 --rounds 1 --iters 1 --warmup 0" "^inputs: .*resnet18\.b8\.inputs\.pt$" \
+  "^check: brisk's output matches the TorchScript interpreter$"
+expect_error 2 "bench mlp --batch 8 --rounds 1 --iters 1" "no batch-8 inputs for mlp"
+expect_error 2 "bench resnet18 --batch 8 --inputs $ZOO/resnet18.inputs.pt" "exclusive"
+expect_error 2 "bench mlp --memory-iters 1" "must be >= 2"
+expect_ok "run mlp --check --manage-output-tensors" "^check: matches the TorchScript interpreter$"
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed"
   exit 1

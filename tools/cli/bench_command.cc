@@ -18,6 +18,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
 #include "tools/cli/json.h"
+#include "tools/cli/memory_probe.h"
 #include "tools/cli/options_flags.h"
 #include "tools/cli/profile_flags.h"
 #include "tools/cli/settings.h"
@@ -37,6 +38,7 @@ struct BenchFlags {
   int64_t rounds = 5;
   double seconds = 0.2;
   std::string json;
+  MemoryBenchFlags mem;  // --memory, --batch, --compare-planning (tools/cli/memory_probe.h)
   ProfileFlags prof;     // --profile, --trace, --top (tools/cli/profile_flags.h)
   ThreadingBenchFlags thr;  // --serial-baseline, --callers (tools/cli/threading_bench.h)
   bool help = false;
@@ -52,6 +54,7 @@ struct BenchFlags {
     p.addString("json", &json, "FILE", "also write the results as JSON to FILE");
     prof.addTo(p);
     thr.addTo(p);
+    mem.addTo(p);
   }
   void addAll(FlagParser& p) {
     addOwn(p);
@@ -138,6 +141,7 @@ int benchCommand(const std::vector<std::string>& args) {
   BenchFlags f;
   FlagParser parser;
   f.addAll(parser);
+  f.mem.addHidden(parser);
   std::vector<std::string> positional = parser.parse(args);
   if (f.help) {
     std::cout << benchUsage(true);
@@ -150,8 +154,10 @@ int benchCommand(const std::vector<std::string>& args) {
   const Options options = f.common.options();
 
   const ModelLocation location = locateModel(modelArg(positional, "bench"));
-  const std::string inputs_path = locateInputs(location, f.inputs);
+  const std::string inputs_path = locateInputs(location, f.mem.inputsFlag(location, f.inputs));
   const ModelInputs inputs = loadInputs(inputs_path);
+  // A `--memory` measurement process: loads only the executor it measures.
+  if (!f.mem.child.empty()) return memoryProbeChild(f.mem.child, location.path, inputs, options, f.mem.memory_iters);
   LoadedModel m = loadModel(location, options);
   double t0 = nowSeconds();
   JitReference ref(m.location.path, options.optimize_numerics);
@@ -196,10 +202,19 @@ int benchCommand(const std::vector<std::string>& args) {
 
   Executor brisk_exec{"brisk", [&] { (void)m.module->run(inputs.args, inputs.kwargs); }, {}, {}, 0};
   Executor interp_exec{"interpreter", [&] { (void)ref.run(inputs); }, {}, {}, 0};
-  Executor* execs[2] = {&brisk_exec, &interp_exec};
+  std::vector<Executor*> execs{&brisk_exec, &interp_exec};
+  // --compare-planning: the same model without memory planning, third in the rotation.
+  LoadedModel unplanned;
+  Executor unplanned_exec{"brisk (no planning)", nullptr, {}, {}, 0};
+  if (f.mem.compare_planning) {
+    Options o = options;
+    o.memory_planning = false;
+    unplanned = loadModel(location, o);
+    unplanned_exec.run = [&] { (void)unplanned.module->run(inputs.args, inputs.kwargs); };
+    execs.push_back(&unplanned_exec);
+  }
 
-  warmUp(brisk_exec, f.warmup);
-  warmUp(interp_exec, f.warmup);
+  for (Executor* e : execs) warmUp(*e, f.warmup);
   std::cout << "warmup: " << brisk_exec.warmup_iters << " brisk, " << interp_exec.warmup_iters
             << " interpreter iterations" << (f.warmup < 0 ? " (auto)" : "") << "\n"
             << "plan: " << f.rounds << " rounds x "
@@ -211,9 +226,8 @@ int benchCommand(const std::vector<std::string>& args) {
   std::cout << pad("round", 7) << pad("first", 13) << lpad("brisk_p50_us", 14) << lpad("interp_p50_us", 15)
             << lpad("ratio", 8) << "\n";
   for (int64_t r = 0; r < f.rounds; ++r) {
-    const bool brisk_first = r % 2 == 0;
-    for (int k = 0; k < 2; ++k) {
-      Executor& e = *execs[brisk_first ? k : 1 - k];
+    for (size_t k = 0; k < execs.size(); ++k) {
+      Executor& e = *execs[(static_cast<size_t>(r) + k) % execs.size()];
       std::vector<double> block;
       timeBlock(e, f.iters, f.seconds, block);
       e.round_p50_us.push_back(median(block));
@@ -221,10 +235,10 @@ int benchCommand(const std::vector<std::string>& args) {
     }
     const double b = brisk_exec.round_p50_us.back(), i = interp_exec.round_p50_us.back();
     round_ratios.push_back(i / b);
-    std::cout << pad(std::to_string(r + 1), 7) << pad(brisk_first ? "brisk" : "interpreter", 13)
+    std::cout << pad(std::to_string(r + 1), 7) << pad(execs[static_cast<size_t>(r) % execs.size()]->name, 13)
               << lpad(fixed(b, 1), 14) << lpad(fixed(i, 1), 15) << lpad(fixed(i / b, 3), 8) << "\n";
     rounds_json.push_back(json::Object()
-                              .add("first", json::str(brisk_first ? "brisk" : "interpreter"))
+                              .add("first", json::str(execs[static_cast<size_t>(r) % execs.size()]->name))
                               .add("brisk_p50_us", json::num(b))
                               .add("interpreter_p50_us", json::num(i))
                               .add("ratio", json::num(i / b))
@@ -246,6 +260,24 @@ int benchCommand(const std::vector<std::string>& args) {
   std::cout << "\nratio interpreter_p50/brisk_p50: " << fixed(ratio, 3)
             << " (median of per-round ratios: " << fixed(round_ratio, 3) << "; >1 means brisk is faster)\n";
   // After the timed runs the memory plan exists: report it too.
+  std::string planning_json = "null";
+  if (f.mem.compare_planning) {
+    const LatencySummary su = summarize(unplanned_exec.latencies_us);
+    std::vector<double> per_round;
+    for (size_t r = 0; r < unplanned_exec.round_p50_us.size(); ++r)
+      per_round.push_back(unplanned_exec.round_p50_us[r] / brisk_exec.round_p50_us[r]);
+    std::cout << pad("no planning", 13) << lpad(std::to_string(su.count), 7) << lpad(fixed(su.p50_us, 1), 12)
+              << lpad(fixed(su.p90_us, 1), 12) << lpad(fixed(su.p99_us, 1), 12) << lpad(fixed(su.mean_us, 1), 12)
+              << lpad(fixed(su.min_us, 1), 12) << lpad(fixed(su.throughput, 1), 13) << "\n"
+              << "planning ratio no_planning_p50/brisk_p50: " << fixed(su.p50_us / sb.p50_us, 3)
+              << " (median of per-round ratios: " << fixed(median(per_round), 3)
+              << "; >=1 means planning is not slower)\n";
+    planning_json = json::Object()
+                        .add("brisk_no_planning", summaryJson(su))
+                        .add("ratio_p50", json::num(su.p50_us / sb.p50_us))
+                        .add("ratio_round_median", json::num(median(per_round)))
+                        .done();
+  }
   const ModuleStats after = m.module->stats();
   std::cout << "after runs: " << describeStats(after) << "\n";
   const std::string profile_json =
@@ -257,6 +289,7 @@ int benchCommand(const std::vector<std::string>& args) {
   const std::string callers_json =
       f.thr.callers > 0 ? runCallersThroughput(*m.module, inputs, f.thr.callers, f.rounds, f.seconds, std::cout)
                         : "null";
+  const std::string memory_json = f.mem.memory ? runMemoryComparison(f.mem, args, std::cout) : "null";
 
   if (!f.json.empty()) {
     const std::string path = userPath(f.json);
@@ -288,6 +321,8 @@ int benchCommand(const std::vector<std::string>& args) {
                .add("profile", profile_json)
                .add("serial_baseline", serial_json)
                .add("callers", callers_json)
+               .add("memory", memory_json)
+               .add("compare_planning", planning_json)
                .done()
         << "\n";
     if (!out.flush()) throw Error("cannot write JSON file: " + path);

@@ -22,6 +22,7 @@ struct CommonFlags {
   bool strict_inputs = true;
   bool memory_planning = true;
   std::string planner = "greedy_by_size";
+  bool manage_output_tensors = false;
   int64_t max_runtimes = -1;     // -1 = keep the default
   int64_t runtime_idle_ms = -1;  // -1 = keep the default
   // CLI-wide

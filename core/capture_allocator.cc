@@ -1,0 +1,126 @@
+#include "core/capture_allocator.h"
+
+#include <c10/core/CPUAllocator.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <mutex>
+#include <shared_mutex>
+#include <utility>
+#include <vector>
+
+namespace brisk {
+namespace {
+
+thread_local AllocationHook* t_hook = nullptr;
+thread_local const void* t_served = nullptr;  // latest served address, until freed
+
+// Registered slab ranges [begin, end). Consulted only when a raw allocation is freed.
+std::shared_mutex g_slabs_mu;
+std::vector<std::pair<const char*, const char*>> g_slabs;
+
+bool inSlab(const void* p) {
+  const char* c = static_cast<const char*>(p);
+  std::shared_lock<std::shared_mutex> lock(g_slabs_mu);
+  for (const auto& [b, e] : g_slabs)
+    if (c >= b && c < e) return true;
+  return false;
+}
+
+c10::DeleterFnPtr g_base_raw_deleter = nullptr;
+
+void rawDelete(void* p) {
+  if (p && p == t_served) t_served = nullptr;
+  if (!p || inSlab(p)) return;
+  g_base_raw_deleter(p);
+}
+
+class CaptureAllocator final : public c10::Allocator {
+ public:
+  explicit CaptureAllocator(c10::Allocator* base) : base_(base) {}
+
+  c10::DataPtr allocate(size_t nbytes) const override {
+    AllocationHook* h = t_hook;
+    if (!h) return base_->allocate(nbytes);
+    if (void* p = h->serve(nbytes)) {
+      t_served = p;
+      return c10::DataPtr(p, p, &servedDataDeleter, c10::Device(c10::kCPU));
+    }
+    c10::DataPtr d = base_->allocate(nbytes);
+    h->allocated(nbytes, d.get());
+    return d;
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &rawDelete; }
+
+ private:
+  c10::Allocator* base_;
+};
+
+CaptureAllocator* g_allocator = nullptr;
+
+}  // namespace
+
+void servedDataDeleter(void* p) {
+  if (p == t_served) t_served = nullptr;
+}
+
+bool servedAllocationLive(const void* p) { return p && p == t_served; }
+
+namespace {
+
+struct Mapping {
+  void* p;
+  size_t n;
+};
+
+void unmapSlab(void* ctx) {
+  auto* m = static_cast<Mapping*>(ctx);
+  ::munmap(m->p, m->n);
+  delete m;
+}
+
+constexpr size_t kMapSlabBytes = 1 << 20;
+
+}  // namespace
+
+c10::DataPtr allocateSlabMemory(size_t nbytes) {
+  if (nbytes >= kMapSlabBytes) {
+    void* p = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) return c10::DataPtr(p, new Mapping{p, nbytes}, &unmapSlab, c10::Device(c10::kCPU));
+  }
+  return c10::GetCPUAllocator()->allocate(nbytes);
+}
+
+bool installCaptureAllocator() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    c10::Allocator* base = c10::GetCPUAllocator();
+    if (!base->raw_deleter()) return;  // cannot forward raw frees: stay out of the way
+    g_base_raw_deleter = base->raw_deleter();
+    static CaptureAllocator allocator(base);
+    // Priority 1 beats the default allocator's registration (0); an allocator that an
+    // embedder installed with a higher priority keeps the device, and capture is off.
+    c10::SetCPUAllocator(&allocator, /*priority=*/1);
+    if (c10::GetCPUAllocator() == &allocator) g_allocator = &allocator;
+  });
+  return g_allocator != nullptr;
+}
+
+AllocationHook* setAllocationHook(AllocationHook* hook) { return std::exchange(t_hook, hook); }
+AllocationHook* allocationHook() { return t_hook; }
+
+void registerSlab(const void* p, size_t nbytes) {
+  if (!p || !nbytes) return;
+  const char* b = static_cast<const char*>(p);
+  std::unique_lock<std::shared_mutex> lock(g_slabs_mu);
+  g_slabs.emplace_back(b, b + nbytes);
+}
+
+void unregisterSlab(const void* p) {
+  if (!p) return;
+  std::unique_lock<std::shared_mutex> lock(g_slabs_mu);
+  auto it = std::find_if(g_slabs.begin(), g_slabs.end(), [&](const auto& r) { return r.first == p; });
+  if (it != g_slabs.end()) g_slabs.erase(it);
+}
+
+}  // namespace brisk
