@@ -9,10 +9,18 @@
 #include <utility>
 #include <vector>
 
+#include "threading/inter_op_arena.h"
+
 namespace brisk {
 namespace {
 
 thread_local AllocationHook* t_hook = nullptr;
+// The hook belongs to the block running on this thread; when that block's task waits on
+// an arena thread (aten::wait, the parallel executor's join) it may resume on another
+// worker while this thread runs other tasks: the hook follows the task.
+const bool g_hook_follows_tasks = threading::registerTaskLocal(
+    {[]() -> void* { return std::exchange(t_hook, nullptr); },
+     [](void* h) { t_hook = static_cast<AllocationHook*>(h); }});
 thread_local const void* t_served = nullptr;  // latest served address, until freed
 
 // Registered slab ranges [begin, end). Consulted only when a raw allocation is freed.

@@ -43,12 +43,34 @@ InterOpArena& InterOpArena::get() {
 
 int InterOpArena::size() const { return impl_->arena.max_concurrency(); }
 
+#ifdef BRISK_TSAN
+// ThreadSanitizer builds (--config=tsan). TBB hands a task to a worker through
+// synchronization TSan cannot see (libtbb is not instrumented), so it would report every
+// access of the task to data its launcher wrote. This file is compiled without
+// instrumentation (threading/BUILD.bazel), the TBB task object carries only a pointer
+// touched here, and the hand-over is announced explicitly: everything the launcher did
+// before launch() happens before the task runs.
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+
+void InterOpArena::launch(Task task) {
+  auto* box = new Task(std::move(task));
+  __tsan_release(box);
+  impl_->arena.enqueue([box] {
+    __tsan_acquire(box);
+    t_on_arena = true;
+    (*box)();
+    delete box;
+  });
+}
+#else
 void InterOpArena::launch(Task task) {
   impl_->arena.enqueue([t = std::move(task)] {
     t_on_arena = true;
     t();
   });
 }
+#endif
 
 TaskLauncher InterOpArena::launcher() {
   return [this](Task t) { launch(std::move(t)); };
@@ -57,6 +79,20 @@ TaskLauncher InterOpArena::launcher() {
 bool InterOpArena::onArenaThread() { return t_on_arena; }
 
 // --- waiting ---------------------------------------------------------------------------
+
+namespace {
+constexpr int kMaxTaskLocals = 4;
+TaskLocalSlot g_task_locals[kMaxTaskLocals];
+std::atomic<int> g_num_task_locals{0};
+}  // namespace
+
+bool registerTaskLocal(TaskLocalSlot slot) {
+  const int i = g_num_task_locals.load();
+  if (i >= kMaxTaskLocals) return false;
+  g_task_locals[i] = slot;
+  g_num_task_locals.store(i + 1);
+  return true;
+}
 
 struct Event::Impl {
   std::mutex mu;
@@ -102,6 +138,9 @@ void Event::wait() {
     std::lock_guard<std::mutex> lock(s.mu);
     if (s.signaled) return;
   }
+  void* saved[kMaxTaskLocals];
+  const int locals = g_num_task_locals.load();
+  for (int i = 0; i < locals; ++i) saved[i] = g_task_locals[i].save_and_clear();
   // The suspend callback runs after this task's stack is parked; if signal() already
   // happened by then, resume at once, else leave the point for signal() to resume.
   tbb::task::suspend([&s](tbb::task::suspend_point sp) {
@@ -113,6 +152,7 @@ void Event::wait() {
     }
     if (resume_now) tbb::task::resume(sp);
   });
+  for (int i = 0; i < locals; ++i) g_task_locals[i].restore(saved[i]);
 }
 
 void waitFor(const std::function<void(Task wake)>& subscribe) {

@@ -56,6 +56,17 @@ class Event {
   std::unique_ptr<Impl> impl_;
 };
 
+// Thread-local state that must follow a task, not a thread, across a suspension: a task
+// that waits on an arena thread may resume on another worker, and meanwhile its first
+// thread runs other tasks. Event::wait saves and clears every registered slot before
+// suspending and restores them (on whichever thread resumes the task) after. Register
+// at static-initialization time; at most 4 slots per process.
+struct TaskLocalSlot {
+  void* (*save_and_clear)();
+  void (*restore)(void*);
+};
+bool registerTaskLocal(TaskLocalSlot slot);
+
 // Waits until `subscribe`'s callback fires: `subscribe(wake)` must arrange for `wake()`
 // to be called exactly once, possibly immediately or on another thread (e.g. a
 // c10::ivalue::Future callback). Non-idle on arena threads, like Event::wait.
