@@ -56,6 +56,51 @@ TEST(NativeTransformer, EncoderLayerBitExact) {
   }
 }
 
+// Frozen weights (constants, as in a loaded model): the kernel hands ATen transposed
+// views of contiguous W^T copies; the results must still be bit-identical.
+TEST(NativeTransformer, EncoderLayerFrozenWeightsBitExact) {
+  for (bool norm_first : {false, true}) {
+    SCOPED_TRACE(std::string("norm_first=") + (norm_first ? "1" : "0"));
+    OpTester("graph(%src : Tensor):\n" + constTensorIR("qw", {3 * kE, kE}) + constTensorIR("qb", {3 * kE}) +
+             constTensorIR("pw", {kE, kE}) + constTensorIR("pb", {kE}) + constTensorIR("n1w", {kE}) +
+             constTensorIR("n1b", {kE}) + constTensorIR("n2w", {kE}) + constTensorIR("n2b", {kE}) +
+             constTensorIR("f1w", {kFF, kE}) + constTensorIR("f1b", {kFF}) + constTensorIR("f2w", {kE, kFF}) +
+             constTensorIR("f2b", {kE}) +
+             "  %E : int = prim::Constant[value=16]()\n"
+             "  %H : int = prim::Constant[value=4]()\n"
+             "  %f : bool = prim::Constant[value=0]()\n"
+             "  %nf : bool = prim::Constant[value=" + (norm_first ? "1" : "0") + "]()\n"
+             "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+             "  %none : NoneType = prim::Constant()\n"
+             "  %y : Tensor = aten::_transformer_encoder_layer_fwd(%src, %E, %H, %qw, %qb, %pw, %pb, %f, %nf, %eps, "
+             "%n1w, %n1b, %n2w, %n2b, %f1w, %f1b, %f2w, %f2b, %none, %none)\n"
+             "  return (%y)\n")
+        .inputs({at::randn({1, 8, kE})})
+        .inputs({at::randn({3, 12, kE})})
+        .tolerance(Tolerance{0, 0})
+        .expectKernel("aten::_transformer_encoder_layer_fwd", kNative)
+        .run();
+  }
+}
+
+TEST(NativeTransformer, MultiHeadAttentionFrozenWeightsBitExact) {
+  OpTester("graph(%q : Tensor, %k : Tensor, %v : Tensor):\n" + constTensorIR("qw", {3 * kE, kE}) +
+           constTensorIR("qb", {3 * kE}) + constTensorIR("pw", {kE, kE}) + constTensorIR("pb", {kE}) +
+           "  %E : int = prim::Constant[value=16]()\n"
+           "  %H : int = prim::Constant[value=2]()\n"
+           "  %t : bool = prim::Constant[value=1]()\n"
+           "  %none : NoneType = prim::Constant()\n"
+           "  %y : Tensor, %w : Tensor = aten::_native_multi_head_attention(%q, %k, %v, %E, %H, %qw, %qb, %pw, %pb, "
+           "%none, %t, %t, %none)\n"
+           "  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %w)\n"
+           "  return (%r)\n")
+      .inputs({at::randn({1, 6, kE}), at::randn({1, 6, kE}), at::randn({1, 6, kE})})
+      .inputs({at::randn({2, 11, kE}), at::randn({2, 11, kE}), at::randn({2, 11, kE})})
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::_native_multi_head_attention", kNative)
+      .run();
+}
+
 // mask_type computed at run time (as nn.TransformerEncoderLayer does): the kernel reads
 // it from its slot.
 TEST(NativeTransformer, EncoderLayerRuntimeMaskType) {

@@ -23,6 +23,21 @@ c10::IValue runReference(torch::jit::GraphFunction& fn, const std::vector<c10::I
 
 }  // namespace
 
+std::string constTensorIR(const std::string& name, const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  std::string dims;
+  for (int64_t d : shape) {
+    n *= d;
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+  }
+  return "  %" + name + "_n : int = prim::Constant[value=" + std::to_string(n) + "]()\n" + "  %" + name +
+         "_s : int[] = prim::Constant[value=[" + dims + "]]()\n" + "  %" + name +
+         "_none : NoneType = prim::Constant()\n" + "  %" + name + "_0 : Tensor = aten::arange(%" + name + "_n, %" +
+         name + "_none, %" + name + "_none, %" + name + "_none, %" + name + "_none)\n" + "  %" + name +
+         "_1 : Tensor = aten::reshape(%" + name + "_0, %" + name + "_s)\n" + "  %" + name + " : Tensor = aten::sin(%" +
+         name + "_1)\n";
+}
+
 void OpTester::run() {
   auto module = Module::fromIR(ir_, options_, "op-test");
   for (const auto& [key, kind] : expected_) {

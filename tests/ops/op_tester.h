@@ -26,6 +26,11 @@
 
 namespace brisk::testing {
 
+// IR lines defining %<name> as a constant float tensor of `shape` (constant-folded by
+// the frontend: sin(arange(numel)).reshape(shape)), for ops whose kernels treat frozen
+// weights specially.
+std::string constTensorIR(const std::string& name, const std::vector<int64_t>& shape);
+
 class OpTester {
  public:
   explicit OpTester(std::string ir) : ir_(std::move(ir)) {}

@@ -13,23 +13,6 @@ constexpr KernelKind kOut = KernelKind::kOutVariant;
 // kernel reports kOutVariant.
 constexpr KernelKind kDirect = KernelKind::kOutVariant;
 
-// IR lines defining %<name> as a constant float tensor of `shape` (constant-folded by
-// the frontend: sin(arange(numel)).reshape(shape)).
-std::string constTensorIR(const std::string& name, const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  std::string dims;
-  for (int64_t d : shape) {
-    n *= d;
-    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-  }
-  return "  %" + name + "_n : int = prim::Constant[value=" + std::to_string(n) + "]()\n" + "  %" + name +
-         "_s : int[] = prim::Constant[value=[" + dims + "]]()\n" + "  %" + name +
-         "_none : NoneType = prim::Constant()\n" + "  %" + name + "_0 : Tensor = aten::arange(%" + name + "_n, %" +
-         name + "_none, %" + name + "_none, %" + name + "_none, %" + name + "_none)\n" + "  %" + name +
-         "_1 : Tensor = aten::reshape(%" + name + "_0, %" + name + "_s)\n" + "  %" + name + " : Tensor = aten::sin(%" +
-         name + "_1)\n";
-}
-
 const char* kConvIR = R"IR(
 graph(%x : Tensor, %w : Tensor, %b : Tensor):
   %s : int[] = prim::Constant[value=[1, 1]]()
