@@ -5,5 +5,5 @@
 # Debian 12 has no `python` command.
 set -eu
 R="${TEST_SRCDIR:?}/brisk"
-export PYTHONPATH="$R/python/site:$R/tests/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH="$R/python/site:$R/tests/python:$R/tools/bench${PYTHONPATH:+:$PYTHONPATH}"
 exec /usr/bin/python3 "$R/$1" "${@:2}"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# `bazel run //tools/bench:compare -- [--models ...] [--rounds N] [--quick]`: runs
+# compare.py with Debian's /usr/bin/python3 (which has torch) and the brisk binding from
+# the runfiles. A shell wrapper rather than py_binary: Bazel 4.2's Python stub starts
+# with `#!/usr/bin/env python`, and a fresh Debian 12 has no `python` command.
+set -eu
+if [[ -n "${RUNFILES_DIR:-}" && -d "$RUNFILES_DIR/brisk" ]]; then
+  R="$RUNFILES_DIR"
+elif [[ -d "$0.runfiles/brisk" ]]; then
+  R="$0.runfiles"
+else
+  R="${TEST_SRCDIR:?cannot find the runfiles of //tools/bench:compare}"
+fi
+export PYTHONPATH="$R/brisk/python/site:$R/brisk/tools/bench${PYTHONPATH:+:$PYTHONPATH}"
+exec /usr/bin/python3 "$R/brisk/tools/bench/compare.py" --zoo "$R/brisk/tools/zoo" "$@"
