@@ -292,6 +292,7 @@ class PyModule {
     d["mean_us"] = sum / static_cast<double>(us.size());
     d["min_us"] = *std::min_element(us.begin(), us.end());
     d["max_us"] = *std::max_element(us.begin(), us.end());
+    d["samples_us"] = us;  // per inference, in order (for callers' own statistics)
     return d;
   }
 

@@ -205,6 +205,7 @@ class Introspection(unittest.TestCase):
         m = brisk.load(zoo("mlp"))
         r = m.benchmark(inputs("mlp")[0], warmup=2, iters=7)
         self.assertEqual(r["iters"], 7)
+        self.assertEqual(len(r["samples_us"]), 7)
         for key in ("p50_us", "p90_us", "mean_us"):
             self.assertGreater(r[key], 0)
         self.assertGreaterEqual(r["p90_us"], r["p50_us"])

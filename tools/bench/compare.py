@@ -54,10 +54,18 @@ SETTINGS_ENV = collections.OrderedDict([
     # Static Runtime logs its options at INFO level on every load.
     ("GLOG_minloglevel", "1"),
 ])
+# Set only when unset. OpenBLAS picks its GEMM kernels from CPUID; on this VM's generic
+# "Intel Xeon Processor" it falls back to slow ones (transformer 6.8 ms vs 2.1-3.2 ms,
+# mlp b1 141 us vs 32-172 us). Haswell is what the anchors ran with (ANCHORS.md,
+# BUILD_NOTES.md); export another value (SkylakeX is faster here) to override.
+DEFAULT_ENV = collections.OrderedDict([
+    ("OPENBLAS_CORETYPE", "Haswell"),
+])
 
 
 def _ensure_settings():
     missing = {k: v for k, v in SETTINGS_ENV.items() if os.environ.get(k) != v}
+    missing.update({k: v for k, v in DEFAULT_ENV.items() if not os.environ.get(k)})
     if not missing:
         return
     if os.environ.get("BRISK_COMPARE_REEXEC"):  # guard against a loop if exec drops env
@@ -98,7 +106,9 @@ CASES = [
 QUICK_CASES = ["mlp:b1", "chain_add100:b1", "inception_fork:b1"]
 
 EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime", "brisk"]
+TIMED = EXECUTORS + ["brisk_cpp"]  # brisk_cpp: the brisk Module timed by its C++ loop
 LABELS = {
+    "brisk_cpp": "brisk, C++ loop",
     "eager": "eager",
     "interpreter": "interpreter (frozen)",
     "interpreter_ofi": "interpreter + optimize_for_inference",
@@ -201,6 +211,33 @@ class Executor:
         self.round_p50 = []
         self.max_abs_diff = None
         self.agrees = None
+        self.block = None       # (seconds, min_iters) -> samples, instead of timing fn here
+
+
+def cpp_executor(brisk_exec, args, kwargs):
+    """The brisk Module timed by its own C++ loop (Module.benchmark, no Python call per
+    inference), as one more executor in the rotation: the difference to the Python-timed
+    brisk is the binding's call overhead."""
+    e = Executor("brisk_cpp")
+    m = brisk_exec.keep[0]
+    e.fn = brisk_exec.fn
+    e.agrees, e.max_abs_diff = brisk_exec.agrees, brisk_exec.max_abs_diff
+    e.note = "brisk.Module.benchmark (GIL released, timed in C++)"
+    inputs = {"args": args, "kwargs": kwargs}
+    est = {"us": None}
+
+    def block(seconds, min_iters):
+        out = []
+        start = time.perf_counter()
+        while len(out) < min_iters or time.perf_counter() - start < seconds:
+            # Chunks of ~1/4 block keep the block's length close to the others'.
+            n = 1 if not est["us"] else max(1, int(seconds * 1e6 / 4 / est["us"]))
+            out.extend(m.benchmark(inputs, warmup=0, iters=n)["samples_us"])
+            est["us"] = statistics.median(out)
+        return out
+
+    e.block = block
+    return e
 
 
 def make_executor(name, zoo, case, args, kwargs):
@@ -226,9 +263,13 @@ def make_executor(name, zoo, case, args, kwargs):
             if shim is not None:
                 e.fn = lambda: shim.call(sm, *args, **kwargs)
                 e.note = "called through tools/bench/sr_shim.cc (GIL released while it runs)"
+            elif "prim::fork" in str(frozen.graph):
+                # Its own __call__ keeps the GIL and deadlocks here sooner or later.
+                raise RuntimeError("tools/bench/_sr_shim.so not found: Static Runtime's own __call__ can "
+                                   "deadlock on prim::fork (see sr_shim.cc)")
             else:
                 e.fn = lambda: sm(*args, **kwargs)
-                e.note = "StaticModule.__call__ (keeps the GIL; fork models may deadlock)"
+                e.note = "StaticModule.__call__ (keeps the GIL)"
         elif name == "brisk":
             import brisk
             m = brisk.load(path)
@@ -274,6 +315,8 @@ def compare_outputs(got, expected):
 # --- Timing --------------------------------------------------------------------------
 
 def time_block(e, seconds, min_iters):
+    if e.block is not None:
+        return e.block(seconds, min_iters)
     samples = []
     gc_was = gc.isenabled()
     gc.disable()  # a collection inside a block would be charged to whoever runs then
@@ -323,6 +366,10 @@ def run_case(case, zoo, opts, log):
             continue
         e.agrees, e.max_abs_diff = compare_outputs(got, expected)
         live.append(e)
+    if by_name["brisk"] in live:
+        cpp = cpp_executor(by_name["brisk"], args, kwargs)
+        execs.append(cpp)
+        live.append(cpp)
 
     for e in live:  # warm-up: profiling executors optimise after a few runs
         time_block(e, opts.warmup_seconds, opts.warmup_iters)
@@ -359,15 +406,9 @@ def run_case(case, zoo, opts, log):
             )
         result["executors"][e.name] = d
 
-    b = by_name["brisk"]
-    if b in live:
-        m = b.keep[0]
-        # The same model timed by brisk's own C++ loop (no Python call per inference):
-        # the difference to the Python-timed number is the binding's call overhead.
-        iters = max(opts.min_iters, len(b.samples) // max(opts.rounds, 1))
-        result["brisk_cpp"] = m.benchmark({"args": args, "kwargs": kwargs}, warmup=2, iters=iters)
-        result["brisk_stats"] = m.stats()
-    del execs, live, by_name, ref, b
+    if by_name["brisk"] in live:
+        result["brisk_stats"] = by_name["brisk"].keep[0].stats()
+    del execs, live, by_name, ref
     gc.collect()
     return result
 
@@ -480,8 +521,7 @@ def _os_release():
 
 
 def settings_info():
-    s = collections.OrderedDict((k, os.environ.get(k, "unset")) for k in SETTINGS_ENV)
-    s["OPENBLAS_CORETYPE"] = os.environ.get("OPENBLAS_CORETYPE", "unset")
+    s = collections.OrderedDict((k, os.environ.get(k, "unset")) for k in list(SETTINGS_ENV) + list(DEFAULT_ENV))
     s["torch.get_num_threads"] = torch.get_num_threads()
     s["torch.get_num_interop_threads"] = torch.get_num_interop_threads()
     return s
@@ -535,26 +575,25 @@ def markdown(report):
     lines.append("")
     lines.append("Median µs per inference; in parentheses, the median of per-round ratios to the interpreter's "
                  "latency (below 1 = faster than the interpreter). *brisk, C++ loop*: the same brisk Module timed by "
-                 "`Module.benchmark` (no Python call per inference).")
+                 "`Module.benchmark` in the same rotation (no Python call per inference).")
     lines.append("")
-    head = ["model", "batch"] + [LABELS[n] for n in EXECUTORS] + ["brisk, C++ loop", "outputs agree"]
+    head = ["model", "batch"] + [LABELS[n] for n in TIMED] + ["outputs agree"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for r in report["results"]:
         row = [r["model"], str(r["batch"])]
         bad = []
-        for n in EXECUTORS:
-            e = r["executors"][n]
+        for n in TIMED:
+            e = r["executors"].get(n, {"available": False})
             if not e["available"]:
                 row.append("n/a")
                 bad.append(f"{n}: n/a")
                 continue
             ratio = e.get("ratio")
             row.append(f"{_fmt_us(e['p50_us'])} ({ratio:.2f})" if ratio is not None else _fmt_us(e["p50_us"]))
-            if not e["agrees"]:
+            if not e["agrees"] and n in EXECUTORS:
                 bad.append(f"{n} differs (max {e['max_abs_diff']})" if e["max_abs_diff"] is not None
                            else f"{n} differs (structure)")
-        row.append(_fmt_us(r["brisk_cpp"]["p50_us"]) if "brisk_cpp" in r else "—")
         row.append("yes" if not bad else "; ".join(bad))
         lines.append("| " + " | ".join(row) + " |")
     if any("memory" in r for r in report["results"]):
@@ -587,18 +626,18 @@ def chart(report, path):
 
     results = report["results"]
     labels = [f"{r['model']}\nb{r['batch']}" for r in results]
-    shown = [n for n in EXECUTORS if n != REFERENCE]
+    shown = [n for n in TIMED if n != REFERENCE]
     has_mem = any("memory" in r for r in results)
     fig, axes = plt.subplots(2 if has_mem else 1, 1, figsize=(max(8, 1.15 * len(results) + 2), 9 if has_mem else 4.8),
                              squeeze=False)
     colors = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a868",
-              "static_runtime": "#c44e52", "brisk": "#dd8452"}
+              "static_runtime": "#c44e52", "brisk": "#dd8452", "brisk_cpp": "#f0b27a"}
     width = 0.8 / len(shown)
     ax = axes[0][0]
     for i, n in enumerate(shown):
         xs, ys = [], []
         for j, r in enumerate(results):
-            e = r["executors"][n]
+            e = r["executors"].get(n, {"available": False})
             if e["available"] and e.get("ratio") is not None:
                 xs.append(j - 0.4 + width * (i + 0.5))
                 ys.append(e["ratio"])
@@ -715,15 +754,13 @@ def main(argv=None):
         t0 = time.perf_counter()
         log(f"{case_id(case)}:")
         r = run_case(case, zoo, opts, log)
-        for n in EXECUTORS:
-            e = r["executors"][n]
+        for n in TIMED:
+            e = r["executors"].get(n, {"available": False})
             if e["available"]:
                 ratio = "—" if e["ratio"] is None else f"{e['ratio']:.3f}"
                 log(f"  {n:16s} p50 {_fmt_us(e['p50_us']):>8s} us  x{ratio} vs interpreter  "
                     f"agrees={e['agrees']} (max diff {e['max_abs_diff']:.3g})" if e["max_abs_diff"] is not None
                     else f"  {n:16s} p50 {_fmt_us(e['p50_us']):>8s} us  x{ratio}  output structure differs")
-        if "brisk_cpp" in r:
-            log(f"  {'brisk (C++ loop)':16s} p50 {_fmt_us(r['brisk_cpp']['p50_us']):>8s} us")
         if not opts.no_memory:
             r["memory"] = measure_memory(case, zoo, opts, log)
         log(f"  ({time.perf_counter() - t0:.1f} s)")
