@@ -96,7 +96,9 @@ TEST(Parallel, ConcurrentBranchesNeverShareBytes) {
       const bool overlap = !(x.last < y.first || y.last < x.first);
       const bool c = top.managed_conflicts(a, b);
       EXPECT_EQ(c, top.managed_conflicts(b, a));
-      if (overlap) EXPECT_TRUE(c) << "serially overlapping values must conflict";
+      if (overlap) {
+        EXPECT_TRUE(c) << "serially overlapping values must conflict";
+      }
       conflicts += c;
       if (c && !overlap) ++serial_disjoint_but_conflicting;
     }
