@@ -312,6 +312,7 @@ class PyModule {
     d["runs"] = r.runs;
     d["node_runs_per_run"] = r.node_runs_per_run;
     d["kernel_us_per_run"] = r.kernel_us_per_run;
+    d["kernel_us_mean_per_run"] = r.kernel_us_mean_per_run;
     d["profiled_run_p50_us"] = r.profiled_run_us;
     d["unprofiled_p50_us"] = r.unprofiled_p50_us;
     d["overhead_per_node_ns"] = r.overheadPerNodeNs();

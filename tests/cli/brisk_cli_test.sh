@@ -145,7 +145,7 @@ echo "all brisk CLI checks passed"
 expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --profile --trace $TMP/trace.json --json $TMP/profile.json" \
   "^profile: [0-9]+ profiled runs, 5.0 node executions per run" "^top 5 of 5 nodes by time:" \
   "^top [0-9]+ of [0-9]+ ops by time:" " out-variant +ops_cpu +aten::linear" \
-  "^kernel time per run: [0-9.]+ us" "^framework overhead per node: \([0-9.]+ - [0-9.]+\) us / 5.0 nodes = -?[0-9.]+ ns$" \
+  "^kernel time per run: [0-9.]+ us median" "^framework overhead per node: \([0-9.]+ - [0-9.]+\) us / 5.0 nodes = -?[0-9.]+ ns$" \
   "^trace: $TMP/trace.json \(one run, [0-9]+ events"
 /usr/bin/python3 -c '
 import json, sys

@@ -27,7 +27,8 @@ struct ProfileReport {
   std::string model;               // the profiled Module's name (fork children: "<model>/fork#<i>")
   int64_t runs = 0;                // profiled runs
   double node_runs_per_run = 0;    // node executions per run (sub-block nodes count per execution)
-  double kernel_us_per_run = 0;    // Profiler::kernelMicros() / runs (leaf nodes only)
+  double kernel_us_per_run = 0;    // median over runs of the run's leaf-node time
+  double kernel_us_mean_per_run = 0;  // Profiler::kernelMicros() / runs (the tables' 100%)
   double profiled_run_us = 0;      // median wall time of a profiled run (includes the profiler's cost)
   double unprofiled_p50_us = 0;    // given by the caller or measured
   bool has_forks = false;          // events on more than one thread: kernel time sums threads
