@@ -1,7 +1,8 @@
 // prim::fork / aten::wait. Each fork subgraph is a child Module built once at load.
 // prim::fork hands a task that runs the child (a Runtime from the child's own pool) to
 // the run's launcher (RunOptions::launcher, default: the inter-op arena) and yields a
-// c10 future; aten::wait joins it. Waiting on an arena thread does not idle it (see
+// c10 future; aten::wait joins it (running the task itself when no thread has started it
+// yet, see ForkClaim in runtime.h). Waiting on an arena thread does not idle it (see
 // threading/inter_op_arena.h), so nested forks deeper than the arena complete. An error
 // inside the task completes the future with it; wait rethrows it (it names the child's
 // model and node).
@@ -30,13 +31,16 @@ class ForkKernel final : public Kernel {
     // The task outlives this call: it owns the child, the arguments and a copy of the
     // run options (launcher for nested forks, profiler).
     const RunOptions& ro = ctx.runtime().runOptions();
-    Task task = [child = child_, args = std::move(args), future, ro]() mutable {
+    auto claim = std::make_shared<ForkClaim>();
+    claim->body = [child = child_, args = std::move(args), future, ro]() mutable {
       try {
         future->markCompleted(child->run(std::move(args), {}, ro));
       } catch (...) {
         future->setError(std::current_exception());
       }
     };
+    ctx.runtime().addForkClaim(future.get(), claim);
+    Task task = [claim] { claim->runIfUnclaimed(); };
     if (ro.launcher)
       ro.launcher(std::move(task));
     else
@@ -55,6 +59,9 @@ class WaitKernel final : public Kernel {
   WaitKernel() : Kernel(KernelKind::kNative) {}
   void run(KernelContext& ctx) const override {
     const c10::intrusive_ptr<c10::ivalue::Future> future = ctx.input(0).toFuture();
+    // Not started yet (no worker free or awake): run it here rather than wait for one.
+    if (!future->completed())
+      if (std::shared_ptr<ForkClaim> claim = ctx.runtime().takeForkClaim(future.get())) claim->runIfUnclaimed();
     if (!future->completed())
       threading::waitFor([&future](Task wake) {
         future->addCallback([wake = std::move(wake)](c10::ivalue::Future&) { wake(); });

@@ -107,8 +107,28 @@ MemoryStats Runtime::memoryStats() const {
   return s;
 }
 
+void Runtime::addForkClaim(const void* future, std::shared_ptr<ForkClaim> claim) {
+  std::lock_guard<std::mutex> lock(forks_mu_);
+  forks_.emplace_back(future, std::move(claim));
+}
+
+std::shared_ptr<ForkClaim> Runtime::takeForkClaim(const void* future) {
+  std::lock_guard<std::mutex> lock(forks_mu_);
+  for (auto it = forks_.begin(); it != forks_.end(); ++it)
+    if (it->first == future) {
+      std::shared_ptr<ForkClaim> c = std::move(it->second);
+      forks_.erase(it);
+      return c;
+    }
+  return nullptr;
+}
+
 void Runtime::cleanup() {
   for (uint32_t s : plan_.cleanup) slots_[s] = c10::IValue();
+  {
+    std::lock_guard<std::mutex> lock(forks_mu_);
+    forks_.clear();
+  }
   run_options_ = &kNoRunOptions;
 }
 

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "core/memory_plan.h"
@@ -21,6 +22,17 @@ class OutputArena;
 class ParallelExecutor;
 struct ExecBlock;
 struct ExecutionPlan;
+
+// A prim::fork task that whoever gets to it first runs: the launcher's thread, or the
+// thread that needs its result (aten::wait) when the launcher has not started it yet —
+// so a fork is never slower than running it inline because a worker was slow to wake.
+struct ForkClaim {
+  std::atomic<bool> claimed{false};
+  Task body;
+  void runIfUnclaimed() {
+    if (!claimed.exchange(true, std::memory_order_acq_rel)) body();
+  }
+};
 
 class Runtime {
  public:
@@ -54,6 +66,10 @@ class Runtime {
   // Reusable scratch for control-flow kernels (moving values between block slots); per
   // thread, and a kernel must not hold it across a nested runBlock.
   static std::vector<c10::IValue>& scratch();
+  // Forks launched during the current run, by their future (see ForkClaim). A short lock
+  // per fork and per wait, never per node; forgotten at the end of the run.
+  void addForkClaim(const void* future, std::shared_ptr<ForkClaim> claim);
+  std::shared_ptr<ForkClaim> takeForkClaim(const void* future);
 
  private:
   template <bool kProfile>
@@ -68,6 +84,8 @@ class Runtime {
   const RunOptions* run_options_;
   // Per ExecBlock id: the block's slab and managed tensors; null without any.
   std::vector<std::unique_ptr<BlockMemory>> memory_;
+  std::mutex forks_mu_;
+  std::vector<std::pair<const void*, std::shared_ptr<ForkClaim>>> forks_;
   std::unique_ptr<ParallelExecutor> parallel_;
   std::unique_ptr<OutputArena> output_arena_;  // Options::manage_output_tensors  // for the top block, when it has a DAG
   std::atomic<bool> memory_changed_{false};  // a block (re)planned during this run

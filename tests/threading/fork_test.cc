@@ -108,6 +108,20 @@ TEST(Fork, RunAsyncReportsErrorsThroughTheFuture) {
   EXPECT_NE(fut->tryRetrieveErrorMessage().find("forked task refused"), std::string::npos);
 }
 
+TEST(Fork, WaitRunsATaskNoThreadHasStarted) {
+  // A launcher that never runs anything: every wait finds its fork unclaimed and runs
+  // it on the waiting thread, so the model still completes, with the right result.
+  auto m = Module::load(forkModel("nested_fork"), arenaOf2());
+  ModelInputs in = loadInputs(forkInputs("nested_fork"));
+  const at::Tensor expected = m->run(in.args).toTensor();
+  std::vector<Task> parked;
+  auto fut = m->runAsync(in.args, {}, [&parked](Task t) { parked.push_back(std::move(t)); });
+  ASSERT_FALSE(fut->hasError()) << fut->tryRetrieveErrorMessage();
+  EXPECT_TRUE(fut->value().toTensor().equal(expected));
+  EXPECT_EQ(parked.size(), 22u);
+  for (Task& t : parked) t();  // late starts find their task claimed: no-ops
+}
+
 TEST(Fork, CustomLauncherRunsEveryFork) {
   auto m = Module::load(forkModel("nested_fork"), arenaOf2());
   ModelInputs in = loadInputs(forkInputs("nested_fork"));
@@ -145,11 +159,14 @@ TEST(Fork, ProfilerSeesForkTasksOnOtherThreads) {
   Profiler prof;
   RunOptions ro;
   ro.profiler = &prof;
+  // A launcher that finishes each task on its own thread before returning: the fork
+  // surely runs elsewhere (with the arena, the waiting thread may run it itself).
+  ro.launcher = [](Task t) { std::thread(std::move(t)).join(); };
   m->run(in.args, {}, ro);
   EXPECT_EQ(prof.runs(), 2u);  // the model and its fork child
   std::set<uint32_t> threads;
   for (const auto& e : prof.events()) threads.insert(e.thread);
-  EXPECT_GE(threads.size(), 2u);  // the fork ran on an arena worker
+  EXPECT_GE(threads.size(), 2u);  // the fork's nodes carry their own thread
   std::ostringstream trace;
   prof.writeChromeTrace(trace);
   EXPECT_NE(trace.str().find("\"traceEvents\""), std::string::npos);
