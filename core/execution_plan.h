@@ -36,6 +36,9 @@ struct ManagedValue {
   uint32_t slot;
   uint32_t first;  // producer's step
   uint32_t last;   // last step reading it or an alias of it
+  // Every step reading it or an alias of it, ascending (the parallel executor's
+  // conflict relation needs all of them, not only the last).
+  std::vector<uint32_t> readers;
 };
 
 struct ExecBlock {

@@ -38,7 +38,7 @@ void planManagedValues(const Graph& graph, const std::vector<uint8_t>& retained,
       if (!retained[out->id()] || out->type()->kind() != c10::TypeKind::TensorType) continue;
       ++stamp;
       in_set[out->id()] = stamp;
-      size_t last = i;
+      std::vector<uint32_t> readers;
       for (size_t j = i + 1; j < n; ++j) {
         bool read = false;
         for (const Value* r : reads[j])
@@ -47,7 +47,7 @@ void planManagedValues(const Graph& graph, const std::vector<uint8_t>& retained,
             break;
           }
         if (!read) continue;
-        last = j;
+        readers.push_back(static_cast<uint32_t>(j));
         // Outputs of a node that may alias what it read join the set. A node with
         // sub-blocks is treated as aliasing everything it (or its blocks) read.
         bool aliases = !nodes[j]->blocks().empty();
@@ -55,7 +55,9 @@ void planManagedValues(const Graph& graph, const std::vector<uint8_t>& retained,
         if (aliases)
           for (const Value* o : nodes[j]->outputs()) in_set[o->id()] = stamp;
       }
-      eb.managed.push_back(ManagedValue{out->id(), static_cast<uint32_t>(i), static_cast<uint32_t>(last)});
+      const auto first = static_cast<uint32_t>(i);
+      const uint32_t last = readers.empty() ? first : readers.back();
+      eb.managed.push_back(ManagedValue{out->id(), first, last, std::move(readers)});
     }
   }
 }

@@ -2,9 +2,9 @@
 
 #include <torch/csrc/jit/ir/ir.h>
 
+#include <algorithm>
 #include <unordered_map>
 
-#include "core/escape_analysis.h"
 #include "core/execution_plan.h"
 #include "core/graph.h"
 
@@ -157,36 +157,17 @@ void planParallelBlock(const Graph& graph, const std::vector<uint8_t>& retained,
   eb.parallel = sp;
 
   // --- Managed tensors: "a is dead before b exists" from reachability -----------------
+  // (planManagedValues found each one's readers, views included.)
   const size_t m = eb.managed.size();
   if (m == 0) return;
-  std::vector<std::vector<Value*>> edges(n);
-  for (size_t i = 0; i < n; ++i) edges[i] = aliasedInputs(*nodes[i]);
-  std::vector<uint32_t> in_set(graph.numValues(), 0);
-  uint32_t tag = 0;
-  std::vector<std::vector<uint32_t>> uses(m);  // producer + every step reading it or a view
-  for (size_t a = 0; a < m; ++a) {
-    const ManagedValue& mv = eb.managed[a];
-    ++tag;
-    in_set[mv.slot] = tag;
-    uses[a].push_back(mv.first);
-    for (size_t j = mv.first + 1; j < n; ++j) {
-      bool read = false;
-      for (const Value* r : reads[j]) read = read || in_set[r->id()] == tag;
-      if (!read) continue;
-      uses[a].push_back(static_cast<uint32_t>(j));
-      bool aliases = !nodes[j]->blocks().empty();
-      for (const Value* e : edges[j]) aliases = aliases || in_set[e->id()] == tag;
-      if (aliases)
-        for (const Value* o : nodes[j]->outputs()) in_set[o->id()] = tag;
-    }
-  }
   auto before = std::make_shared<BitMatrix>(m, m);  // before(a, b): a dead before b exists
   for (size_t a = 0; a < m; ++a)
     for (size_t b = 0; b < m; ++b) {
       if (a == b) continue;
       const uint32_t pb = eb.managed[b].first;
-      bool all = true;
-      for (uint32_t u : uses[a]) all = all && reach.test(u, pb);
+      const ManagedValue& ma = eb.managed[a];
+      bool all = reach.test(ma.first, pb);
+      for (uint32_t u : ma.readers) all = all && reach.test(u, pb);
       if (all) before->set(a, b);
     }
   eb.managed_conflicts = [before](size_t a, size_t b) { return !before->test(a, b) && !before->test(b, a); };
