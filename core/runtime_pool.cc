@@ -17,12 +17,22 @@ RuntimePool::Lease RuntimePool::borrow() {
   std::unique_lock<std::mutex> lock(mu_);
   if (idle_.empty() && max_ != 0 && stats_.live >= max_) {
     ++stats_.waits;
+    ++waiting_;
     cv_.wait(lock, [&] { return !idle_.empty() || stats_.live < max_; });
+    --waiting_;
   }
   if (!idle_.empty()) {
-    // LIFO: the most recently used runtime has the warmest memory.
-    auto rt = std::move(idle_.back().first);
-    idle_.pop_back();
+    // This thread's last runtime if idle, else the most recently used one.
+    const auto self = std::this_thread::get_id();
+    size_t pick = idle_.size() - 1;
+    for (size_t i = idle_.size(); i-- > 0;) {
+      if (idle_[i].last_user == self) {
+        pick = i;
+        break;
+      }
+    }
+    auto rt = std::move(idle_[pick].rt);
+    idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(pick));
     stats_.idle = idle_.size();
     return Lease(this, std::move(rt));
   }
@@ -35,29 +45,31 @@ RuntimePool::Lease RuntimePool::borrow() {
   } catch (...) {
     std::lock_guard<std::mutex> relock(mu_);
     --stats_.live;
-    cv_.notify_one();
+    if (waiting_ > 0) cv_.notify_one();
     throw;
   }
 }
 
 void RuntimePool::giveBack(std::unique_ptr<Runtime> rt) {
   std::vector<std::unique_ptr<Runtime>> to_free;  // destroyed outside the lock
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const auto now = Clock::now();
     if (idle_limit_.count() > 0) {
       // Oldest idle runtimes sit at the front.
       size_t n = 0;
-      while (n < idle_.size() && now - idle_[n].second > idle_limit_) ++n;
-      for (size_t i = 0; i < n; ++i) to_free.push_back(std::move(idle_[i].first));
+      while (n < idle_.size() && now - idle_[n].since > idle_limit_) ++n;
+      for (size_t i = 0; i < n; ++i) to_free.push_back(std::move(idle_[i].rt));
       idle_.erase(idle_.begin(), idle_.begin() + n);
       stats_.live -= n;
       stats_.freed += n;
     }
-    idle_.emplace_back(std::move(rt), now);
+    idle_.push_back(Idle{std::move(rt), now, std::this_thread::get_id()});
     stats_.idle = idle_.size();
+    wake = waiting_ > 0;
   }
-  cv_.notify_one();
+  if (wake) cv_.notify_one();
 }
 
 RuntimePoolStats RuntimePool::stats() const {
@@ -66,7 +78,7 @@ RuntimePoolStats RuntimePool::stats() const {
 }
 
 void RuntimePool::trim() {
-  std::vector<std::pair<std::unique_ptr<Runtime>, Clock::time_point>> to_free;
+  std::vector<Idle> to_free;
   {
     std::lock_guard<std::mutex> lock(mu_);
     to_free.swap(idle_);

@@ -2,13 +2,17 @@
 // Runtimes of one Module for callers on many threads. borrow() hands out an idle
 // Runtime or creates one (up to a maximum; callers beyond it wait); the lease returns
 // it. Runtimes idle longer than the idle limit are freed when a lease returns.
-// One short lock per run, never per node.
+// One short lock per run, never per node. A thread gets back the runtime it used last
+// when that one is idle: its slab, stack and tensors are still in that core's caches,
+// where plain LIFO would hand two alternating callers each other's runtimes and move
+// every run's working set between cores.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 namespace brisk {
@@ -57,7 +61,13 @@ class RuntimePool {
   std::chrono::milliseconds idle_limit_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<std::pair<std::unique_ptr<Runtime>, Clock::time_point>> idle_;  // LIFO
+  struct Idle {
+    std::unique_ptr<Runtime> rt;
+    Clock::time_point since;
+    std::thread::id last_user;
+  };
+  std::vector<Idle> idle_;  // oldest first
+  size_t waiting_ = 0;      // borrowers blocked on the maximum (notify only then)
   RuntimePoolStats stats_;
 };
 

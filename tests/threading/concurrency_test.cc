@@ -6,9 +6,13 @@
 #include <ATen/ATen.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "core/module.h"
+#include "core/runtime.h"
+#include "core/runtime_pool.h"
 #include "tests/testing/model_check.h"
 #include "tools/ivalue_compare.h"
 
@@ -99,6 +103,44 @@ TEST(Concurrency, IdleRuntimesAreFreed) {
   const RuntimePoolStats s = m->stats().pool;
   EXPECT_GE(s.freed, 1u);
   EXPECT_LT(s.live, s.peak + 1);
+}
+
+// A thread gets back the runtime it used last (its caches still hold it), even when
+// another thread returned a runtime after it; plain LIFO would swap them.
+TEST(Concurrency, PoolGivesEachThreadItsOwnRuntimeBack) {
+  auto m = Module::load(zooModel("mlp"));
+  RuntimePool pool([&] { return std::make_unique<Runtime>(*m, nullptr); }, 0, 0);
+  const Runtime* mine = nullptr;
+  const Runtime* theirs = nullptr;
+  {
+    std::mutex mu;
+    std::condition_variable cv;
+    int stage = 0;  // 1: other thread holds its lease; 2: main returned its lease
+    auto a = std::make_unique<RuntimePool::Lease>(pool.borrow());
+    mine = &**a;
+    std::thread other([&] {
+      RuntimePool::Lease b = pool.borrow();
+      theirs = &*b;
+      std::unique_lock<std::mutex> lock(mu);
+      stage = 1;
+      cv.notify_all();
+      cv.wait(lock, [&] { return stage == 2; });
+    });  // b returns last, after the main thread's lease
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return stage == 1; });
+      a.reset();
+      stage = 2;
+      cv.notify_all();
+    }
+    other.join();
+  }
+  ASSERT_NE(mine, theirs);
+  EXPECT_EQ(&*pool.borrow(), mine);
+  const Runtime* again = nullptr;
+  std::thread([&] { again = &*pool.borrow(); }).join();
+  EXPECT_EQ(again, theirs);
+  EXPECT_EQ(pool.stats().created, 2u);
 }
 
 }  // namespace
