@@ -22,7 +22,7 @@ std::vector<Value*> aliasedInputs(const Node& n) {
     return n.inputs();  // unknown semantics: everything may flow through
   std::vector<Value*> edges;
   for (size_t i = 0; i < n.inputs().size(); ++i)
-    if (s->arguments()[i].alias_info()) edges.push_back(n.input(i));
+    if (s->arguments()[i].alias_info() || static_cast<int>(i) == n.reusableInput()) edges.push_back(n.input(i));
   return edges;
 }
 

@@ -16,7 +16,8 @@ class Value;
 
 // Inputs of `node` that its outputs may alias or contain: those whose schema argument
 // carries alias info (wildcards included), or every input when the node has no usable
-// schema (prim ops, control flow, vararg ops). The edges escape analysis propagates
+// schema (prim ops, control flow, vararg ops), plus the input an in-place reuse may
+// write its result into (Node::reusableInput). The edges escape analysis propagates
 // along; the memory planner uses them to extend a tensor's lifetime over its views.
 std::vector<Value*> aliasedInputs(const Node& node);
 

@@ -78,6 +78,12 @@ class Node {
   // The TorchScript node this one was converted from, kept only so the fallback kernel
   // can ask the JIT for the node's Operation at load. Null for hand-built nodes.
   torch::jit::Node* jitNode() const { return jit_node_; }
+  // An input that nothing but this node reads and that no other value aliases (set at
+  // load by core/inplace_reuse.h), so the kernel may write its result into that
+  // tensor's memory instead of a new one; -1 when none. The output may then alias that
+  // input (escape analysis and the memory planner treat it like a view).
+  int reusableInput() const { return reusable_input_; }
+  void setReusableInput(int i) { reusable_input_ = i; }
 
   Block* addBlock();
   void setSubgraph(std::unique_ptr<Graph> g);
@@ -102,6 +108,7 @@ class Node {
   uint32_t index_ = 0;
   std::unordered_map<std::string, c10::IValue> attrs_;
   torch::jit::Node* jit_node_ = nullptr;
+  int reusable_input_ = -1;
 };
 
 struct NodeSpec {

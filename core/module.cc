@@ -11,6 +11,7 @@
 #include "core/fallback_kernel.h"
 #include "core/frontend.h"
 #include "core/graph.h"
+#include "core/inplace_reuse.h"
 #include "core/kernel_registry.h"
 #include "core/memory_plan.h"
 #include "core/parallel_plan.h"
@@ -298,12 +299,14 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
 
 std::shared_ptr<Module> Module::load(const std::string& path, const Options& options, Registries* registries) {
   FrontendResult r = loadTorchScript(path, options);
+  if (options.inplace_reuse) markInPlaceReuse(*r.graph);
   return fromGraph(std::move(r.graph), std::move(r.signature), options, registries, std::move(r.keepalive));
 }
 
 std::shared_ptr<Module> Module::fromIR(const std::string& ir, const Options& options, const std::string& name,
                                        Registries* registries) {
   FrontendResult r = parseTorchScriptIR(ir, name);
+  if (options.inplace_reuse) markInPlaceReuse(*r.graph);
   return fromGraph(std::move(r.graph), std::move(r.signature), options, registries, std::move(r.keepalive));
 }
 
@@ -343,7 +346,9 @@ std::vector<NodeKernelInfo> Module::kernelReport() const {
     int depth = 0;
     for (const Block* b = n->owningBlock(); b->owningNode(); b = b->owningNode()->owningBlock()) ++depth;
     const Kernel* k = by_node[n->index()];
-    out.push_back(NodeKernelInfo{n->index(), n->str(), n->key(), k->kind(), k->provider(), k->describe(), depth});
+    const bool in_place = n->reusableInput() >= 0 && k->kind() == KernelKind::kNative;
+    out.push_back(
+        NodeKernelInfo{n->index(), n->str(), n->key(), k->kind(), k->provider(), k->describe(), depth, in_place});
   }
   return out;
 }
@@ -352,7 +357,11 @@ ModuleStats Module::stats() const {
   ModuleStats s;
   s.nodes = graph_->numNodes();
   for (const ExecBlock& b : plan_.blocks)
-    for (const Step& st : b.steps) ++s.kernels_by_kind[static_cast<int>(st.kernel->kind())];
+    for (const Step& st : b.steps) {
+      ++s.kernels_by_kind[static_cast<int>(st.kernel->kind())];
+      // A fallback kernel runs the functional op and never writes into its input.
+      if (st.node->reusableInput() >= 0 && st.kernel->kind() == KernelKind::kNative) ++s.inplace_nodes;
+    }
   for (uint8_t r : plan_.retained) s.retained_values += r;
   for (const ExecBlock& b : plan_.blocks) s.managed_values += b.managed.size();
   {

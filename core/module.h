@@ -33,6 +33,7 @@ struct NodeKernelInfo {
   std::string provider;  // "core", "ops_cpu", "torchscript" (fallback), a plugin name
   std::string detail;    // kernel's own description
   int depth;             // nesting depth (0 = top block)
+  bool in_place = false; // the kernel may write its result into a free input (core/inplace_reuse.h)
 };
 
 struct ModuleStats {
@@ -40,6 +41,8 @@ struct ModuleStats {
   size_t kernels_by_kind[kNumKernelKinds] = {};
   size_t retained_values = 0;  // out-variant outputs reused across runs
   size_t managed_values = 0;   // of those, tensors the memory planner may place in a slab
+  // Nodes whose kernel may write its result into a free input (Options::inplace_reuse).
+  size_t inplace_nodes = 0;
   // Memory plan of the Runtime (pooled or caller-owned) that most recently computed a
   // layout; all zero before the first run. Fork children report their own.
   MemoryStats memory;

@@ -44,6 +44,10 @@ struct Options {
   // tensor; while any is held the next run uses a second block, so results are never
   // overwritten (core/output_arena.h). Saves allocating outputs each run.
   bool manage_output_tensors = false;
+  // Let elementwise kernels (relu, hardtanh, add, ...) write their result into an input
+  // tensor that nothing else reads (core/inplace_reuse.h): what the model's relu_/add_
+  // did before freezing made them functional. Less memory, warmer caches.
+  bool inplace_reuse = true;
 
   // --- Runtimes --------------------------------------------------------------------
   // Module::run borrows a Runtime from a pool; at most this many exist at once

@@ -22,7 +22,7 @@
 #ifndef BRISK_PLUGIN_ABI_VERSION
 // Bump when Kernel, KernelContext, KernelBuildContext, the registries or this header
 // change incompatibly.
-#define BRISK_PLUGIN_ABI_VERSION 1
+#define BRISK_PLUGIN_ABI_VERSION 2
 #endif
 
 namespace brisk {

@@ -8,24 +8,44 @@
 namespace brisk::ops_cpu::out {
 namespace {
 
+// With in-place reuse (the node's input 0 is free, core/inplace_reuse.h): writes the
+// result into x itself when it fits and returns x. Returns false when the normal path
+// must run; the output slot is then cleared so that path stores a fresh tensor.
+template <class OutFn>
+bool runInPlace(KernelContext& ctx, const at::Tensor& x, c10::ScalarType result_dtype, OutFn&& out_fn) {
+  if (!fitsInPlace(x, result_dtype, x.sizes())) {
+    ctx.output(0) = c10::IValue();
+    return false;
+  }
+  at::Tensor target = x;  // same TensorImpl: ATen's in-place (full overlap) contract
+  out_fn(target, x);
+  ctx.output(0) = std::move(target);
+  return true;
+}
+
 // Unary op whose output dtype is the input's; `ok(x)` says when the out path applies
 // (otherwise the dispatcher's functional op runs: other dtypes, other tensor kinds).
 template <class Ok, class OutFn, class Generic>
-std::unique_ptr<Kernel> unarySameDtype(std::string desc, Ok ok, OutFn out_fn, Generic generic) {
-  return makeKernel(std::move(desc), [ok, out_fn, generic](KernelContext& ctx) {
-    const at::Tensor& x = ctx.tensor(0);
-    if (!isDenseCpu(x) || !ok(x)) {
-      ctx.output(0) = generic(x);
-      return;
-    }
-    if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
-      out_fn(*o, x);
-    } else {
-      at::Tensor t = at::empty({0}, x.options());
-      out_fn(t, x);
-      ctx.output(0) = std::move(t);
-    }
-  });
+std::unique_ptr<Kernel> unarySameDtype(KernelBuildContext& b, std::string desc, Ok ok, OutFn out_fn, Generic generic) {
+  const int reuse = reusableInput(b);
+  return makeKernel(
+      describeReuse(std::move(desc), reuse),
+      [ok, out_fn, generic, reuse](KernelContext& ctx) {
+        const at::Tensor& x = ctx.tensor(0);
+        if (!isDenseCpu(x) || !ok(x)) {
+          ctx.output(0) = generic(x);
+          return;
+        }
+        if (reuse == 0 && runInPlace(ctx, x, x.scalar_type(), out_fn)) return;
+        if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
+          out_fn(*o, x);
+        } else {
+          at::Tensor t = at::empty({0}, x.options());
+          out_fn(t, x);
+          ctx.output(0) = std::move(t);
+        }
+      },
+      kindFor(reuse));
 }
 
 bool floating(const at::Tensor& x) { return c10::isFloatingType(x.scalar_type()); }
@@ -40,47 +60,66 @@ constexpr int64_t kSmallRelu = 1 << 14;
 void reluLoop(const float* __restrict x, float* __restrict y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
 }
+void reluLoopInPlace(float* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) p[i] = p[i] < 0.0f ? 0.0f : p[i];
+}
 
 std::unique_ptr<Kernel> relu(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
   const c10::Scalar zero(0);
-  return makeKernel("at::cpu::clamp_min_out (small fp32: loop)", [zero](KernelContext& ctx) {
-    const at::Tensor& x = ctx.tensor(0);
-    if (!isDenseCpu(x) || x.scalar_type() == at::kBool) {
-      ctx.output(0) = at::relu(x);
-      return;
-    }
-    const int64_t n = x.numel();
-    if (x.scalar_type() == at::kFloat && n <= kSmallRelu && x.is_contiguous()) {
-      at::Tensor* o = retainedOut(ctx, 0, at::kFloat);
-      if (o) {
-        at::native::resize_(*o, x.sizes(), c10::nullopt);
-        // An output that overlaps x (never, for a planned slab) or lost contiguity
-        // takes the general path below.
-        if (!o->is_contiguous() || o->is_same(x)) o = nullptr;
-      }
-      if (!o) {
-        ctx.output(0) = at::empty(x.sizes(), x.options());
-        o = &ctx.output(0).toTensor();
-      }
-      reluLoop(x.data_ptr<float>(), o->data_ptr<float>(), n);
-      return;
-    }
-    if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
-      at::cpu::clamp_min_out(*o, x, zero);
-    } else {
-      at::Tensor t = at::empty({0}, x.options());
-      at::cpu::clamp_min_out(t, x, zero);
-      ctx.output(0) = std::move(t);
-    }
-  });
+  const int reuse = reusableInput(b);
+  return makeKernel(
+      describeReuse("at::cpu::clamp_min_out (small fp32: loop)", reuse),
+      [zero, reuse](KernelContext& ctx) {
+        const at::Tensor& x = ctx.tensor(0);
+        if (!isDenseCpu(x) || x.scalar_type() == at::kBool) {
+          ctx.output(0) = at::relu(x);
+          return;
+        }
+        const int64_t n = x.numel();
+        if (reuse == 0) {
+          const bool small = x.scalar_type() == at::kFloat && n <= kSmallRelu && x.is_contiguous();
+          if (small && fitsInPlace(x, at::kFloat, x.sizes())) {
+            reluLoopInPlace(x.data_ptr<float>(), n);
+            ctx.output(0) = x;
+            return;
+          }
+          if (runInPlace(ctx, x, x.scalar_type(),
+                         [&zero](at::Tensor& o, const at::Tensor& in) { at::cpu::clamp_min_out(o, in, zero); }))
+            return;
+        }
+        if (x.scalar_type() == at::kFloat && n <= kSmallRelu && x.is_contiguous()) {
+          at::Tensor* o = retainedOut(ctx, 0, at::kFloat);
+          if (o) {
+            at::native::resize_(*o, x.sizes(), c10::nullopt);
+            // An output that overlaps x (never, for a planned slab) or lost contiguity
+            // takes the general path below.
+            if (!o->is_contiguous() || o->is_same(x)) o = nullptr;
+          }
+          if (!o) {
+            ctx.output(0) = at::empty(x.sizes(), x.options());
+            o = &ctx.output(0).toTensor();
+          }
+          reluLoop(x.data_ptr<float>(), o->data_ptr<float>(), n);
+          return;
+        }
+        if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
+          at::cpu::clamp_min_out(*o, x, zero);
+        } else {
+          at::Tensor t = at::empty({0}, x.options());
+          at::cpu::clamp_min_out(t, x, zero);
+          ctx.output(0) = std::move(t);
+        }
+      },
+      kindFor(reuse));
 }
 
 // hardtanh(x, min, max) == clamp(x, min, max) for floating x (ATen's own definition).
-std::unique_ptr<Kernel> clampKernel(std::string desc, c10::optional<c10::Scalar> lo, c10::optional<c10::Scalar> hi,
+std::unique_ptr<Kernel> clampKernel(KernelBuildContext& b, std::string desc, c10::optional<c10::Scalar> lo,
+                                    c10::optional<c10::Scalar> hi,
                                     std::function<at::Tensor(const at::Tensor&)> generic) {
   return unarySameDtype(
-      std::move(desc), floating, [lo, hi](at::Tensor& o, const at::Tensor& x) { at::cpu::clamp_out(o, x, lo, hi); },
+      b, std::move(desc), floating, [lo, hi](at::Tensor& o, const at::Tensor& x) { at::cpu::clamp_out(o, x, lo, hi); },
       std::move(generic));
 }
 
@@ -89,12 +128,12 @@ std::unique_ptr<Kernel> hardtanh(KernelBuildContext& b) {
   auto lo = constScalar(b, 1), hi = constScalar(b, 2);
   if (!lo || !hi) return nullptr;
   c10::Scalar l = *lo, h = *hi;
-  return clampKernel("at::cpu::clamp_out", l, h, [l, h](const at::Tensor& x) { return at::hardtanh(x, l, h); });
+  return clampKernel(b, "at::cpu::clamp_out", l, h, [l, h](const at::Tensor& x) { return at::hardtanh(x, l, h); });
 }
 
 std::unique_ptr<Kernel> relu6(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
-  return clampKernel("at::cpu::clamp_out(0, 6)", c10::Scalar(0), c10::Scalar(6),
+  return clampKernel(b, "at::cpu::clamp_out(0, 6)", c10::Scalar(0), c10::Scalar(6),
                      [](const at::Tensor& x) { return at::relu6(x); });
 }
 
@@ -110,34 +149,39 @@ std::unique_ptr<Kernel> clamp(KernelBuildContext& b) {
     hi = constant(b, 2).toScalar();
   }
   if (!lo && !hi) return nullptr;  // the interpreter's error
-  return clampKernel("at::cpu::clamp_out", lo, hi, [lo, hi](const at::Tensor& x) { return at::clamp(x, lo, hi); });
+  return clampKernel(b, "at::cpu::clamp_out", lo, hi, [lo, hi](const at::Tensor& x) { return at::clamp(x, lo, hi); });
 }
 
 // Unary float ops: integer inputs produce the default float dtype (sigmoid, tanh).
 template <class OutFn, class Generic>
-std::unique_ptr<Kernel> unaryFloat(std::string desc, OutFn out_fn, Generic generic) {
-  return makeKernel(std::move(desc), [out_fn, generic](KernelContext& ctx) {
-    const at::Tensor& x = ctx.tensor(0);
-    if (!isDenseCpu(x)) {
-      ctx.output(0) = generic(x);
-      return;
-    }
-    writeOut(
-        ctx, floatResultType(x.scalar_type()), [&](at::Tensor& o) { out_fn(o, x); }, [&] { return generic(x); });
-  });
+std::unique_ptr<Kernel> unaryFloat(KernelBuildContext& b, std::string desc, OutFn out_fn, Generic generic) {
+  const int reuse = reusableInput(b);
+  return makeKernel(
+      describeReuse(std::move(desc), reuse),
+      [out_fn, generic, reuse](KernelContext& ctx) {
+        const at::Tensor& x = ctx.tensor(0);
+        if (!isDenseCpu(x)) {
+          ctx.output(0) = generic(x);
+          return;
+        }
+        if (reuse == 0 && runInPlace(ctx, x, floatResultType(x.scalar_type()), out_fn)) return;
+        writeOut(
+            ctx, floatResultType(x.scalar_type()), [&](at::Tensor& o) { out_fn(o, x); }, [&] { return generic(x); });
+      },
+      kindFor(reuse));
 }
 
 std::unique_ptr<Kernel> sigmoid(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
   return unaryFloat(
-      "at::cpu::sigmoid_out", [](at::Tensor& o, const at::Tensor& x) { at::cpu::sigmoid_out(o, x); },
+      b, "at::cpu::sigmoid_out", [](at::Tensor& o, const at::Tensor& x) { at::cpu::sigmoid_out(o, x); },
       [](const at::Tensor& x) { return at::sigmoid(x); });
 }
 
 std::unique_ptr<Kernel> tanh(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
   return unaryFloat(
-      "at::cpu::tanh_out", [](at::Tensor& o, const at::Tensor& x) { at::cpu::tanh_out(o, x); },
+      b, "at::cpu::tanh_out", [](at::Tensor& o, const at::Tensor& x) { at::cpu::tanh_out(o, x); },
       [](const at::Tensor& x) { return at::tanh(x); });
 }
 
@@ -146,17 +190,17 @@ std::unique_ptr<Kernel> gelu(KernelBuildContext& b) {
   auto approx = std::make_shared<const std::string>(constant(b, 1).toStringRef());
   if (*approx != "none" && *approx != "tanh") return nullptr;
   return unarySameDtype(
-      "at::cpu::gelu_out", floating,
+      b, "at::cpu::gelu_out", floating,
       [approx](at::Tensor& o, const at::Tensor& x) { at::cpu::gelu_out(o, x, *approx); },
       [approx](const at::Tensor& x) { return at::gelu(x, *approx); });
 }
 
-#define BRISK_FLOAT_UNARY(NAME)                                                                             \
-  std::unique_ptr<Kernel> NAME(KernelBuildContext& b) {                                                     \
-    if (numInputs(b) != 1) return nullptr;                                                                  \
-    return unarySameDtype(                                                                                  \
-        "at::cpu::" #NAME "_out", floating, [](at::Tensor& o, const at::Tensor& x) { at::cpu::NAME##_out(o, x); }, \
-        [](const at::Tensor& x) { return at::NAME(x); });                                                   \
+#define BRISK_FLOAT_UNARY(NAME)                                                                                       \
+  std::unique_ptr<Kernel> NAME(KernelBuildContext& b) {                                                               \
+    if (numInputs(b) != 1) return nullptr;                                                                            \
+    return unarySameDtype(                                                                                            \
+        b, "at::cpu::" #NAME "_out", floating, [](at::Tensor& o, const at::Tensor& x) { at::cpu::NAME##_out(o, x); }, \
+        [](const at::Tensor& x) { return at::NAME(x); });                                                             \
   }
 BRISK_FLOAT_UNARY(silu)
 BRISK_FLOAT_UNARY(hardswish)
@@ -171,7 +215,7 @@ std::unique_ptr<Kernel> softmax(KernelBuildContext& b) {
   if (!dim) return nullptr;
   const int64_t d = *dim;
   return unarySameDtype(
-      kLog ? "at::cpu::_log_softmax_out" : "at::cpu::_softmax_out", floating,
+      b, kLog ? "at::cpu::_log_softmax_out" : "at::cpu::_softmax_out", floating,
       [d](at::Tensor& o, const at::Tensor& x) {
         if (kLog)
           at::cpu::_log_softmax_out(o, x, d, false);

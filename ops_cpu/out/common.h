@@ -96,6 +96,34 @@ inline void writeOut(KernelContext& ctx, c10::ScalarType dt, OutFn&& out_fn, Fre
   }
 }
 
+// --- in-place reuse (core/inplace_reuse.h) -------------------------------------------
+
+// The node's input the kernel may write its result into, or -1. Such a kernel has kind
+// kNative: its output is that input (or, when the result does not fit, a fresh
+// tensor), never a retained or planned tensor of its own.
+inline int reusableInput(KernelBuildContext& b) { return b.node().reusableInput(); }
+inline KernelKind kindFor(int reuse) { return reuse >= 0 ? KernelKind::kNative : KernelKind::kOutVariant; }
+inline std::string describeReuse(std::string desc, int reuse) {
+  return reuse >= 0 ? desc + " (into input " + std::to_string(reuse) + " when it fits)" : desc;
+}
+
+// True when the result (dtype `dt`, sizes `sizes`) can be written into `t` in place:
+// a dense CPU tensor of that dtype and those sizes whose elements do not overlap.
+inline bool fitsInPlace(const at::Tensor& t, c10::ScalarType dt, at::IntArrayRef sizes) {
+  return isDenseCpu(t) && t.scalar_type() == dt && t.sizes() == sizes && t.is_non_overlapping_and_dense();
+}
+
+// True when `t` broadcasts to `sizes` (so an elementwise result has those sizes).
+inline bool broadcastsTo(const at::Tensor& t, at::IntArrayRef sizes) {
+  const int64_t d = t.dim(), n = static_cast<int64_t>(sizes.size());
+  if (d > n) return false;
+  for (int64_t i = 1; i <= d; ++i) {
+    const int64_t s = t.size(d - i);
+    if (s != 1 && s != sizes[n - i]) return false;
+  }
+  return true;
+}
+
 // --- load-time argument helpers ------------------------------------------------------
 
 inline const Node& nodeOf(KernelBuildContext& b) { return b.node(); }

@@ -65,19 +65,38 @@ inline c10::ScalarType binaryDtype(Promo p, const at::Tensor& a, const at::Tenso
 
 // out_fn(out, a, b) writes into `out`; fresh(a, b) returns a new tensor through the
 // at::cpu functional; generic(a, b) is the dispatcher op for unusual tensors.
+// With in-place reuse (core/inplace_reuse.h) of input `reuse` (0: a, 1: b), the result
+// goes into that operand when it has the result's dtype and the other operand
+// broadcasts to its sizes (so the result has them too); otherwise a fresh tensor.
 template <class OutFn, class FreshFn, class GenericFn>
-std::unique_ptr<Kernel> binaryKernel(std::string desc, Operand other, Promo promo, OutFn out_fn, FreshFn fresh,
-                                     GenericFn generic) {
-  return makeKernel(std::move(desc), [other = std::move(other), promo, out_fn, fresh, generic](KernelContext& ctx) {
-    const at::Tensor& a = ctx.tensor(0);
-    MaybeOwnedTensor b = other.get(ctx);
-    if (!isDenseCpu(a) || !isDenseCpu(*b)) {
-      ctx.output(0) = generic(a, *b);
-      return;
-    }
-    writeOut(
-        ctx, binaryDtype(promo, a, *b), [&](at::Tensor& o) { out_fn(o, a, *b); }, [&] { return fresh(a, *b); });
-  });
+std::unique_ptr<Kernel> binaryKernel(KernelBuildContext& bc, std::string desc, Operand other, Promo promo, OutFn out_fn,
+                                     FreshFn fresh, GenericFn generic) {
+  const int reuse = other.is_scalar && reusableInput(bc) == 1 ? -1 : reusableInput(bc);
+  return makeKernel(
+      describeReuse(std::move(desc), reuse),
+      [other = std::move(other), promo, out_fn, fresh, generic, reuse](KernelContext& ctx) {
+        const at::Tensor& a = ctx.tensor(0);
+        MaybeOwnedTensor b = other.get(ctx);
+        if (!isDenseCpu(a) || !isDenseCpu(*b)) {
+          ctx.output(0) = generic(a, *b);
+          return;
+        }
+        const c10::ScalarType dt = binaryDtype(promo, a, *b);
+        if (reuse >= 0) {
+          const at::Tensor& t = reuse == 0 ? a : *b;
+          const at::Tensor& u = reuse == 0 ? *b : a;
+          if (fitsInPlace(t, dt, t.sizes()) && broadcastsTo(u, t.sizes())) {
+            at::Tensor target = t;  // same TensorImpl: ATen's in-place (full overlap) contract
+            out_fn(target, a, *b);
+            ctx.output(0) = std::move(target);
+            return;
+          }
+          ctx.output(0) = c10::IValue();  // fresh below
+        }
+        writeOut(
+            ctx, dt, [&](at::Tensor& o) { out_fn(o, a, *b); }, [&] { return fresh(a, *b); });
+      },
+      kindFor(reuse));
 }
 
 // --- add / sub ---------------------------------------------------------------------
@@ -92,13 +111,13 @@ KernelFactory addSub(bool scalar_other) {
     const c10::Scalar a = alpha.value;
     if (kSub) {
       return binaryKernel(
-          "at::cpu::sub_out", std::move(other), Promo::kResult,
+          b, "at::cpu::sub_out", std::move(other), Promo::kResult,
           [a](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::sub_out(o, x, y, a); },
           [a](const at::Tensor& x, const at::Tensor& y) { return at::cpu::sub(x, y, a); },
           [a](const at::Tensor& x, const at::Tensor& y) { return at::sub(x, y, a); });
     }
     return binaryKernel(
-        "at::cpu::add_out", std::move(other), Promo::kResult,
+        b, "at::cpu::add_out", std::move(other), Promo::kResult,
         [a](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::add_out(o, x, y, a); },
         [a](const at::Tensor& x, const at::Tensor& y) { return at::cpu::add(x, y, a); },
         [a](const at::Tensor& x, const at::Tensor& y) { return at::add(x, y, a); });
@@ -109,7 +128,7 @@ KernelFactory mul(bool scalar_other) {
   return [scalar_other](KernelBuildContext& b) -> std::unique_ptr<Kernel> {
     if (numInputs(b) != 2) return nullptr;
     return binaryKernel(
-        "at::cpu::mul_out", scalar_other ? scalarOperand(b, 1) : tensorOperand(1), Promo::kResult,
+        b, "at::cpu::mul_out", scalar_other ? scalarOperand(b, 1) : tensorOperand(1), Promo::kResult,
         [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::mul_out(o, x, y); },
         [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::mul(x, y); },
         [](const at::Tensor& x, const at::Tensor& y) { return at::mul(x, y); });
@@ -122,7 +141,7 @@ KernelFactory div(bool scalar_other, bool with_mode) {
     Operand other = scalar_other ? scalarOperand(b, 1) : tensorOperand(1);
     if (!with_mode) {
       return binaryKernel(
-          "at::cpu::div_out", std::move(other), Promo::kTrueDiv,
+          b, "at::cpu::div_out", std::move(other), Promo::kTrueDiv,
           [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::div_out(o, x, y); },
           [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::div(x, y); },
           [](const at::Tensor& x, const at::Tensor& y) { return at::div(x, y); });
@@ -131,7 +150,7 @@ KernelFactory div(bool scalar_other, bool with_mode) {
     const c10::IValue& m = constant(b, 2);
     if (m.isNone()) {
       return binaryKernel(
-          "at::cpu::div_out", std::move(other), Promo::kTrueDiv,
+          b, "at::cpu::div_out", std::move(other), Promo::kTrueDiv,
           [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::div_out(o, x, y, c10::nullopt); },
           [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::div(x, y, c10::nullopt); },
           [](const at::Tensor& x, const at::Tensor& y) { return at::div(x, y, c10::nullopt); });
@@ -141,7 +160,7 @@ KernelFactory div(bool scalar_other, bool with_mode) {
     auto mode = std::make_shared<const std::string>(m.toStringRef());
     if (*mode != "trunc" && *mode != "floor") return nullptr;
     return binaryKernel(
-        "at::cpu::div_out(" + *mode + ")", std::move(other), Promo::kResult,
+        b, "at::cpu::div_out(" + *mode + ")", std::move(other), Promo::kResult,
         [mode](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) {
           at::cpu::div_out(o, x, y, c10::string_view(*mode));
         },
@@ -152,31 +171,31 @@ KernelFactory div(bool scalar_other, bool with_mode) {
 
 // --- comparisons -----------------------------------------------------------------------
 
-#define BRISK_COMPARISON(NAME)                                                                              \
-  KernelFactory NAME##Factory(bool scalar_other) {                                                          \
-    return [scalar_other](KernelBuildContext& b) -> std::unique_ptr<Kernel> {                               \
-      if (numInputs(b) != 2) return nullptr;                                                                \
-      if (scalar_other) {                                                                                   \
-        ScalarArg s = scalarArg(b, 1);                                                                      \
-        if (!s.is_const) return nullptr;                                                                    \
-        const c10::Scalar v = s.value;                                                                      \
-        return makeKernel("at::cpu::" #NAME "_out(Scalar)", [v](KernelContext& ctx) {                       \
-          const at::Tensor& x = ctx.tensor(0);                                                              \
-          if (!isDenseCpu(x)) {                                                                             \
-            ctx.output(0) = at::NAME(x, v);                                                                 \
-            return;                                                                                         \
-          }                                                                                                 \
-          writeOut(                                                                                         \
-              ctx, at::kBool, [&](at::Tensor& o) { at::cpu::NAME##_out(o, x, v); },                         \
-              [&] { return at::cpu::NAME(x, v); });                                                         \
-        });                                                                                                 \
-      }                                                                                                     \
-      return binaryKernel(                                                                                  \
-          "at::cpu::" #NAME "_out", tensorOperand(1), Promo::kBool,                                         \
-          [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::NAME##_out(o, x, y); },    \
-          [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::NAME(x, y); },                     \
-          [](const at::Tensor& x, const at::Tensor& y) { return at::NAME(x, y); });                         \
-    };                                                                                                      \
+#define BRISK_COMPARISON(NAME)                                                                           \
+  KernelFactory NAME##Factory(bool scalar_other) {                                                       \
+    return [scalar_other](KernelBuildContext& b) -> std::unique_ptr<Kernel> {                            \
+      if (numInputs(b) != 2) return nullptr;                                                             \
+      if (scalar_other) {                                                                                \
+        ScalarArg s = scalarArg(b, 1);                                                                   \
+        if (!s.is_const) return nullptr;                                                                 \
+        const c10::Scalar v = s.value;                                                                   \
+        return makeKernel("at::cpu::" #NAME "_out(Scalar)", [v](KernelContext& ctx) {                    \
+          const at::Tensor& x = ctx.tensor(0);                                                           \
+          if (!isDenseCpu(x)) {                                                                          \
+            ctx.output(0) = at::NAME(x, v);                                                              \
+            return;                                                                                      \
+          }                                                                                              \
+          writeOut(                                                                                      \
+              ctx, at::kBool, [&](at::Tensor& o) { at::cpu::NAME##_out(o, x, v); },                      \
+              [&] { return at::cpu::NAME(x, v); });                                                      \
+        });                                                                                              \
+      }                                                                                                  \
+      return binaryKernel(                                                                               \
+          b, "at::cpu::" #NAME "_out", tensorOperand(1), Promo::kBool,                                   \
+          [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::NAME##_out(o, x, y); }, \
+          [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::NAME(x, y); },                  \
+          [](const at::Tensor& x, const at::Tensor& y) { return at::NAME(x, y); });                      \
+    };                                                                                                   \
   }
 
 BRISK_COMPARISON(eq)
@@ -192,7 +211,7 @@ BRISK_COMPARISON(ge)
 std::unique_ptr<Kernel> logicalOr(KernelBuildContext& b) {
   if (numInputs(b) != 2) return nullptr;
   return binaryKernel(
-      "at::cpu::logical_or_out", tensorOperand(1), Promo::kBool,
+      b, "at::cpu::logical_or_out", tensorOperand(1), Promo::kBool,
       [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::logical_or_out(o, x, y); },
       [](const at::Tensor& x, const at::Tensor& y) { return at::logical_or(x, y); },
       [](const at::Tensor& x, const at::Tensor& y) { return at::logical_or(x, y); });
@@ -201,7 +220,7 @@ std::unique_ptr<Kernel> logicalOr(KernelBuildContext& b) {
 std::unique_ptr<Kernel> logicalAnd(KernelBuildContext& b) {
   if (numInputs(b) != 2) return nullptr;
   return binaryKernel(
-      "at::cpu::logical_and_out", tensorOperand(1), Promo::kBool,
+      b, "at::cpu::logical_and_out", tensorOperand(1), Promo::kBool,
       [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::logical_and_out(o, x, y); },
       [](const at::Tensor& x, const at::Tensor& y) { return at::logical_and(x, y); },
       [](const at::Tensor& x, const at::Tensor& y) { return at::logical_and(x, y); });

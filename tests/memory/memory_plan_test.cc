@@ -87,8 +87,11 @@ Registries& testRegistries() {
   return *r;
 }
 
+// In-place reuse off: these graphs count managed tensors and lifetimes exactly
+// (tests/ops/inplace_reuse_test.cc covers reuse with planning on).
 Options planned(const std::string& planner = "greedy_by_size") {
   Options o;
+  o.inplace_reuse = false;
   o.plugins.clear();
   o.memory_planning = true;
   o.planner = planner;

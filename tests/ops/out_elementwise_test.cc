@@ -275,6 +275,13 @@ TEST(OutElementwise, MaskedFillTensor) {
       .run();
 }
 
+// In-place reuse off: every node of the chain keeps its own retained output.
+Options noInPlace() {
+  Options o;
+  o.inplace_reuse = false;
+  return o;
+}
+
 TEST(OutElementwise, ChainReusesOutputs) {
   // A chain of out-variant nodes whose intermediates are retained between runs.
   OpTester(
@@ -286,6 +293,7 @@ TEST(OutElementwise, ChainReusesOutputs) {
       "  %e : Tensor = aten::mul(%d, %c)\n"
       "  %f : Tensor = aten::sub(%e, %a, %one)\n"
       "  return (%f)\n")
+      .options(noInPlace())
       .inputs({at::randn({3}), at::randn({3})})
       .inputs({at::randn({50}), at::randn({50})})
       .expectKernel("aten::add.Tensor", kOut)

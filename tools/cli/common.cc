@@ -28,6 +28,7 @@ std::string describeStats(const ModuleStats& s) {
   for (int k = 0; k < kNumKernelKinds; ++k)
     out += std::string(" ") + kernelKindName(static_cast<KernelKind>(k)) + "=" +
            std::to_string(s.kernels_by_kind[k]);
+  out += " in-place=" + std::to_string(s.inplace_nodes);
   const MemoryStats& m = s.memory;
   out += " | memory: managed=" + std::to_string(s.managed_values) + " slab_bytes=" + std::to_string(m.slab_bytes) +
          " lower_bound=" + std::to_string(m.lower_bound) + " managed_tensors=" + std::to_string(m.managed_tensors) +
@@ -42,6 +43,7 @@ std::string statsJson(const ModuleStats& s) {
   return json::Object()
       .add("nodes", json::num(static_cast<long long>(s.nodes)))
       .add("kernels_by_kind", kinds.done())
+      .add("inplace_nodes", json::num(static_cast<long long>(s.inplace_nodes)))
       .add("retained_values", json::num(static_cast<long long>(s.retained_values)))
       .add("managed_values", json::num(static_cast<long long>(s.managed_values)))
       .add("slab_bytes", json::num(static_cast<long long>(s.memory.slab_bytes)))

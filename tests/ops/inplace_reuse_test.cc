@@ -1,0 +1,242 @@
+// In-place reuse (core/inplace_reuse.h): which nodes may write into an input, and that
+// the kernels doing it match the interpreter in every case, including those where the
+// result does not fit the input (broadcasting to a larger shape, dtype promotion) and
+// must go to a fresh tensor.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "core/graph.h"
+#include "core/module.h"
+#include "tests/ops/op_tester.h"
+
+namespace brisk::testing {
+namespace {
+
+constexpr KernelKind kNative = KernelKind::kNative;
+constexpr KernelKind kOut = KernelKind::kOutVariant;
+
+// Input sets below differ in rank or dtype on purpose.
+Options loose() {
+  Options o;
+  o.strict_inputs = false;
+  return o;
+}
+
+// node kind -> reusable input, for the nodes of the top block.
+std::vector<std::pair<std::string, int>> marks(const std::string& ir, Options o = {}) {
+  auto m = Module::fromIR(ir, o);
+  std::vector<std::pair<std::string, int>> out;
+  for (const Node* n : m->graph().top()->nodes()) out.emplace_back(n->kind(), n->reusableInput());
+  return out;
+}
+
+int markOf(const std::vector<std::pair<std::string, int>>& ms, const std::string& kind) {
+  for (const auto& [k, r] : ms)
+    if (k == kind) return r;
+  ADD_FAILURE() << "no node " << kind;
+  return -2;
+}
+
+TEST(InPlaceReuse, FreshSingleUseInputIsMarked) {
+  const auto ms = marks(R"IR(
+graph(%a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %y : Tensor = aten::mul(%a, %b)
+  %r : Tensor = aten::relu(%y)
+  %s : Tensor = aten::sigmoid(%r)
+  %t : Tensor = aten::mul(%a, %a)
+  %z : Tensor = aten::add(%b, %t, %one)
+  %w : Tensor = aten::add(%s, %z, %one)
+  return (%w))IR");
+  EXPECT_EQ(markOf(ms, "aten::relu"), 0);
+  EXPECT_EQ(markOf(ms, "aten::sigmoid"), 0);  // the chain keeps reusing the mul's tensor
+  // %z = add(%b, %t): %b is a graph input, %t is fresh -> input 1. %w: both fresh -> 0.
+  int adds = 0;
+  for (const auto& [k, r] : ms)
+    if (k == "aten::add") {
+      EXPECT_EQ(r, adds == 0 ? 1 : 0);
+      ++adds;
+    }
+  EXPECT_EQ(adds, 2);
+}
+
+TEST(InPlaceReuse, InputsReadElsewhereOrNotFreshAreNotMarked) {
+  // %y has two readers; relu of a graph input; relu of a view; relu of a value a
+  // sub-block reads; relu of a value that is returned as well.
+  const auto ms = marks(R"IR(
+graph(%a : Tensor, %c : bool):
+  %y : Tensor = aten::mul(%a, %a)
+  %r1 : Tensor = aten::relu(%y)
+  %n : Tensor = aten::neg(%y)
+  %r2 : Tensor = aten::tanh(%a)
+  %sh : int[] = prim::Constant[value=[-1]]()
+  %v : Tensor = aten::view(%r1, %sh)
+  %r3 : Tensor = aten::sigmoid(%v)
+  %u : Tensor = aten::mul(%n, %n)
+  %o : Tensor = prim::If(%c)
+    block0():
+      %i : Tensor = aten::hardswish(%u)
+      -> (%i)
+    block1():
+      -> (%a)
+  %q : Tensor = aten::mul(%r2, %r2)
+  %h : Tensor = aten::silu(%q)
+  return (%r3, %o, %q, %h))IR");
+  EXPECT_EQ(markOf(ms, "aten::relu"), -1);     // %y is also read by neg
+  EXPECT_EQ(markOf(ms, "aten::tanh"), -1);     // graph input
+  EXPECT_EQ(markOf(ms, "aten::sigmoid"), -1);  // a view (view is no fresh producer)
+  EXPECT_EQ(markOf(ms, "aten::silu"), -1);     // %q is returned too
+}
+
+TEST(InPlaceReuse, SubBlockValueFromOutsideIsNotMarked) {
+  auto m = Module::fromIR(R"IR(
+graph(%a : Tensor, %c : bool):
+  %u : Tensor = aten::mul(%a, %a)
+  %o : Tensor = prim::If(%c)
+    block0():
+      %i : Tensor = aten::hardswish(%u)
+      -> (%i)
+    block1():
+      %j : Tensor = aten::mul(%a, %a)
+      %k : Tensor = aten::relu(%j)
+      -> (%k)
+  return (%o))IR");
+  int hardswish = -2, relu = -2;
+  for (const Node* n : m->graph().allNodes()) {
+    if (n->kind() == "aten::hardswish") hardswish = n->reusableInput();
+    if (n->kind() == "aten::relu") relu = n->reusableInput();
+  }
+  EXPECT_EQ(hardswish, -1);  // %u lives in the outer block: a loop would run it twice
+  EXPECT_EQ(relu, 0);        // produced and consumed inside the block
+}
+
+TEST(InPlaceReuse, OptionOffMarksNothing) {
+  Options o;
+  o.inplace_reuse = false;
+  const auto ms = marks(R"IR(
+graph(%a : Tensor):
+  %y : Tensor = aten::mul(%a, %a)
+  %r : Tensor = aten::relu(%y)
+  return (%r))IR",
+                        o);
+  EXPECT_EQ(markOf(ms, "aten::relu"), -1);
+}
+
+TEST(InPlaceReuse, UnaryChainsMatchTheInterpreter) {
+  const std::string ir = R"IR(
+graph(%a : Tensor):
+  %lo : float = prim::Constant[value=-0.5]()
+  %hi : float = prim::Constant[value=0.5]()
+  %none : NoneType = prim::Constant()
+  %approx : str = prim::Constant[value="tanh"]()
+  %y : Tensor = aten::mul(%a, %a)
+  %b : Tensor = aten::sub(%y, %a, %hi)
+  %r : Tensor = aten::relu(%b)
+  %h : Tensor = aten::hardtanh(%r, %lo, %hi)
+  %s : Tensor = aten::sigmoid(%h)
+  %t : Tensor = aten::tanh(%s)
+  %g : Tensor = aten::gelu(%t, %approx)
+  %l : Tensor = aten::silu(%g)
+  %w : Tensor = aten::hardswish(%l)
+  %x : Tensor = aten::hardsigmoid(%w)
+  %c : Tensor = aten::clamp(%x, %lo, %none)
+  %r6 : Tensor = aten::relu6(%c)
+  return (%r6))IR";
+  for (const char* key : {"aten::relu", "aten::hardtanh", "aten::sigmoid", "aten::tanh", "aten::gelu", "aten::silu",
+                          "aten::hardswish", "aten::hardsigmoid", "aten::clamp", "aten::relu6"}) {
+    SCOPED_TRACE(key);
+    OpTester(ir)
+        .options(loose())
+        .inputs({at::randn({3, 4}) * 3})
+        .inputs({at::randn({2, 8, 9, 5}) * 3})  // large enough for ATen's vectorized path
+        .inputs({at::randn({2, 3, 5, 5}).contiguous(at::MemoryFormat::ChannelsLast) * 3})
+        .expectKernel(key, kNative)
+        .run();
+  }
+}
+
+TEST(InPlaceReuse, SmallAndLargeReluInPlace) {
+  const std::string ir = R"IR(
+graph(%a : Tensor):
+  %y : Tensor = aten::neg(%a)
+  %z : Tensor = aten::mul(%y, %a)
+  %r : Tensor = aten::relu(%z)
+  return (%r))IR";
+  OpTester(ir)
+      .options(loose())
+      .inputs({at::randn({7})})
+      .inputs({at::randn({300, 100})})  // above the small-relu loop's size
+      .inputs({at::randint(-5, 5, {6}, at::kInt)})
+      .expectKernel("aten::relu", kNative)
+      .run();
+}
+
+TEST(InPlaceReuse, BinaryOpsWriteIntoTheOperandThatFits) {
+  for (const char* op : {"aten::add", "aten::sub", "aten::mul", "aten::div"}) {
+    SCOPED_TRACE(op);
+    const bool alpha = std::string(op) == "aten::add" || std::string(op) == "aten::sub";
+    const std::string args = alpha ? ", %two)" : ")";
+    const std::string ir = std::string(
+                               "graph(%a : Tensor, %b : Tensor):\n"
+                               "  %two : int = prim::Constant[value=2]()\n"
+                               "  %x : Tensor = aten::exp(%a)\n"
+                               "  %y : Tensor = aten::exp(%b)\n"
+                               "  %z : Tensor = ") +
+                           op + "(%x, %y" + args + "\n  return (%z)\n";
+    // Same shapes; the second operand broadcasting into the first; the first
+    // broadcasting into the second (the result fits only %y); neither fits (both
+    // broadcast to a larger result).
+    OpTester(ir)
+        .options(loose())
+        .inputs({at::randn({4, 5}), at::randn({4, 5})})
+        .inputs({at::randn({6, 5}), at::randn({5})})
+        .inputs({at::randn({1, 5}), at::randn({6, 5})})
+        .inputs({at::randn({6, 1}), at::randn({1, 5})})
+        .expectKernel(std::string(op) + ".Tensor", kNative)
+        .run();
+  }
+}
+
+TEST(InPlaceReuse, PromotionGoesToAFreshTensor) {
+  // %i is an integer tensor: add(%i, float) is float, so it cannot be written into %i.
+  OpTester(R"IR(
+graph(%a : Tensor, %f : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %i : Tensor = aten::mul(%a, %a)
+  %s : Tensor = aten::add(%i, %f, %one)
+  %j : Tensor = aten::mul(%a, %a)
+  %t : Tensor = aten::sigmoid(%j)
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%s, %t)
+  return (%r))IR")
+      .options(loose())
+      .inputs({at::randint(-4, 4, {3, 4}, at::kLong), at::randn({3, 4})})
+      .inputs({at::randint(-4, 4, {5, 6}, at::kInt), at::randn({5, 6})})
+      .expectKernel("aten::add.Tensor", kNative)
+      .expectKernel("aten::sigmoid", kNative)
+      .run();
+}
+
+TEST(InPlaceReuse, ParallelExecutorAndNoPlanning) {
+  const std::string ir = R"IR(
+graph(%a : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %x : Tensor = aten::mul(%a, %a)
+  %y : Tensor = aten::neg(%a)
+  %rx : Tensor = aten::relu(%x)
+  %ty : Tensor = aten::tanh(%y)
+  %s : Tensor = aten::add(%rx, %ty, %one)
+  %r : Tensor = aten::sigmoid(%s)
+  return (%r))IR";
+  Options par = loose();
+  par.max_parallel_ops = 2;
+  OpTester(ir).options(par).inputs({at::randn({64, 64})}).inputs({at::randn({80, 90})}).run();
+  Options unplanned;
+  unplanned.memory_planning = false;
+  OpTester(ir).options(unplanned).inputs({at::randn({8})}).inputs({at::randn({30})}).run();
+  Options off;
+  off.inplace_reuse = false;
+  OpTester(ir).options(off).inputs({at::randn({8})}).expectKernel("aten::relu", kOut).run();
+}
+
+}  // namespace
+}  // namespace brisk::testing
