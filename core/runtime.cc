@@ -47,33 +47,32 @@ std::vector<c10::IValue>& Runtime::scratch() {
 }
 
 void Runtime::runBlock(const ExecBlock& block) {
+  // The block's memory plan brackets whichever executor runs it: prepare serves the
+  // slab, abort gives it back on an error, finish re-plans when tensors outgrew it.
   BlockMemory* mem = memory_.empty() ? nullptr : memory_[block.id].get();
-  if (block.parallel && parallel_) {
-    if (mem) mem->prepare(slots_.data());
-    try {
+  if (mem) mem->prepare(slots_.data());
+  try {
+    if (block.parallel && parallel_)
       parallel_->run(run_options_->profiler != nullptr);
-    } catch (...) {
-      if (mem) mem->abort(slots_.data());
-      throw;
-    }
-    if (mem && mem->finish(slots_.data())) memory_changed_.store(true, std::memory_order_relaxed);
-    return;
+    else if (run_options_->profiler)
+      runSteps<true>(block);
+    else
+      runSteps<false>(block);
+  } catch (...) {
+    if (mem) mem->abort(slots_.data());
+    throw;
   }
-  if (run_options_->profiler)
-    runSteps<true>(block, mem);
-  else
-    runSteps<false>(block, mem);
+  if (mem && mem->finish(slots_.data())) memory_changed_.store(true, std::memory_order_relaxed);
 }
 
 // The serial executor: one flat loop over the block's steps. The profiled instance adds
 // two clock reads and a record per step; the plain one has no per-step branch for it.
 template <bool kProfile>
-void Runtime::runSteps(const ExecBlock& block, BlockMemory* mem) {
+void Runtime::runSteps(const ExecBlock& block) {
   c10::IValue* slots = slots_.data();
   const uint32_t* idx = plan_.indices.data();
   const Step* step = block.steps.data();
   const Step* const end = step + block.steps.size();
-  if (mem) mem->prepare(slots);
   try {
     for (; step != end; ++step) {
       KernelContext ctx(*this, slots, idx + step->in_begin, step->num_in, idx + step->out_begin, step->num_out);
@@ -88,15 +87,12 @@ void Runtime::runSteps(const ExecBlock& block, BlockMemory* mem) {
       for (uint32_t i = 0; i < step->num_release; ++i) slots[rel[i]] = c10::IValue();
     }
   } catch (const Error& e) {
-    if (mem) mem->abort(slots);
     // An error from a nested block already names its node.
     if (e.namesNode()) throw;
     throw e.withNode(step->node->describe(), step->node->key());
   } catch (const std::exception& e) {
-    if (mem) mem->abort(slots);
     throw Error(Error::Where{"", step->node->describe(), step->node->key()}, describeException(e));
   }
-  if (mem && mem->finish(slots)) memory_changed_.store(true, std::memory_order_relaxed);
 }
 
 MemoryStats Runtime::memoryStats() const {

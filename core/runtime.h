@@ -73,7 +73,7 @@ class Runtime {
 
  private:
   template <bool kProfile>
-  void runSteps(const ExecBlock& block, BlockMemory* mem);
+  void runSteps(const ExecBlock& block);
   void cleanup();
 
   const Module* module_;
