@@ -22,6 +22,21 @@ const bool g_hook_follows_tasks = threading::registerTaskLocal(
     {[]() -> void* { return std::exchange(t_hook, nullptr); },
      [](void* h) { t_hook = static_cast<AllocationHook*>(h); }});
 thread_local const void* t_served = nullptr;  // latest served address, until freed
+// The open scratch range (beginScratch) and its served allocations not yet freed.
+thread_local const char* t_scratch_begin = nullptr;
+thread_local const char* t_scratch_end = nullptr;
+thread_local size_t t_scratch_live = 0;
+
+bool inScratch(const void* p) {
+  const char* c = static_cast<const char*>(p);
+  return c >= t_scratch_begin && c < t_scratch_end;
+}
+
+// A served allocation is freed: forget it.
+void servedFreed(const void* p) {
+  if (p == t_served) t_served = nullptr;
+  if (t_scratch_live > 0 && inScratch(p)) --t_scratch_live;
+}
 
 // Registered slab ranges [begin, end). Consulted only when a raw allocation is freed.
 std::shared_mutex g_slabs_mu;
@@ -38,8 +53,9 @@ bool inSlab(const void* p) {
 c10::DeleterFnPtr g_base_raw_deleter = nullptr;
 
 void rawDelete(void* p) {
-  if (p && p == t_served) t_served = nullptr;
-  if (!p || inSlab(p)) return;
+  if (!p) return;
+  servedFreed(p);
+  if (inSlab(p)) return;
   g_base_raw_deleter(p);
 }
 
@@ -51,7 +67,10 @@ class CaptureAllocator final : public c10::Allocator {
     AllocationHook* h = t_hook;
     if (!h) return base_->allocate(nbytes);
     if (void* p = h->serve(nbytes)) {
-      t_served = p;
+      if (inScratch(p))
+        ++t_scratch_live;
+      else
+        t_served = p;
       return c10::DataPtr(p, p, &servedDataDeleter, c10::Device(c10::kCPU));
     }
     c10::DataPtr d = base_->allocate(nbytes);
@@ -68,8 +87,17 @@ CaptureAllocator* g_allocator = nullptr;
 
 }  // namespace
 
-void servedDataDeleter(void* p) {
-  if (p == t_served) t_served = nullptr;
+void servedDataDeleter(void* p) { servedFreed(p); }
+
+void beginScratch(const void* begin, size_t nbytes) {
+  t_scratch_begin = static_cast<const char*>(begin);
+  t_scratch_end = t_scratch_begin + nbytes;
+  t_scratch_live = 0;
+}
+
+size_t endScratch() {
+  t_scratch_begin = t_scratch_end = nullptr;
+  return std::exchange(t_scratch_live, 0);
 }
 
 bool servedAllocationLive(const void* p) { return p && p == t_served; }

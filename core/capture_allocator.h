@@ -47,6 +47,14 @@ void unregisterSlab(const void* p);
 // small ones come from the default CPU allocator.
 c10::DataPtr allocateSlabMemory(size_t nbytes);
 
+// Scratch serving on the calling thread: while a range is open, served allocations that
+// fall inside [begin, begin + nbytes) are counted, and their frees (served deleter or
+// raw deleter) uncounted. endScratch() closes the range and returns how many are still
+// live: a kernel's temporaries must all be gone when its call returns, or the bytes
+// would be handed out again under whoever kept them.
+void beginScratch(const void* begin, size_t nbytes);
+size_t endScratch();
+
 // The deleter of served DataPtrs (does nothing; exposed so owners can recognise them).
 void servedDataDeleter(void* p);
 // True while the allocation most recently served on this thread at `p` has not been

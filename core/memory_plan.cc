@@ -92,8 +92,8 @@ c10::StorageImpl* storageOf(c10::TensorImpl* t) {
 
 }  // namespace
 
-BlockMemory::BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm& layout)
-    : conflicts_(block.managed_conflicts), layout_(&layout) {
+BlockMemory::BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm& layout, bool plan_scratch)
+    : conflicts_(block.managed_conflicts), plan_scratch_(plan_scratch), layout_(&layout) {
   for (const ManagedValue& m : block.managed) {
     orig_.push_back(static_cast<uint32_t>(orig_.size()));
     slot_.push_back(m.slot);
@@ -105,6 +105,9 @@ BlockMemory::BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm
   cur_.assign(slot_.size(), nullptr);
   capture_ordinal_.assign(slot_.size(), kLearn);
   capture_bytes_.assign(slot_.size(), 0);
+  call_sizes_.assign(slot_.size(), {});
+  scratch_need_.assign(slot_.size(), 0);
+  scratch_group_.assign(slot_.size(), -1);
   freed_.assign(slot_.size(), 0);
   rebuildSlotIndex();
   // Capturing allocating kernels' outputs needs brisk's allocator in front of the
@@ -136,7 +139,7 @@ void BlockMemory::prepare(c10::IValue* slots) {
   run_slots_ = slots;
   prev_hook_ = setAllocationHook(this);
   hooked_ = true;
-  captured_ = misses_ = 0;
+  captured_ = misses_ = scratch_served_ = 0;
   if (!planned_) {
     std::fill(freed_.begin(), freed_.end(), 0);
     return;
@@ -163,6 +166,7 @@ bool BlockMemory::finish(c10::IValue* slots) {
   arm_index_ = -1;
   last_captured_ = captured_;
   last_misses_ = misses_;
+  last_scratch_served_ = scratch_served_;
   if (!planned_) {
     // End of the profile run: whatever is still held is live at once now.
     size_t live = 0, total = 0;
@@ -291,6 +295,8 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
     new_group[kept] = new_group[i];
     capture_ordinal_[kept] = capture_ordinal_[i];
     capture_bytes_[kept] = capture_bytes_[i];
+    scratch_need_[kept] = scratch_need_[i];
+    if (kept != i) call_sizes_[kept] = std::move(call_sizes_[i]);  // never self-move (empties it)
     freed_[kept] = freed_[i];
     ++kept;
   }
@@ -304,9 +310,27 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
   new_group.resize(kept);
   capture_ordinal_.resize(kept);
   capture_bytes_.resize(kept);
+  scratch_need_.resize(kept);
+  call_sizes_.resize(kept);
+  scratch_group_.resize(kept);
   freed_.resize(kept);
   if (kept != n) rebuildSlotIndex();
   if (!changed) return false;
+
+  // Scratch of capturing kernels: live during the producer's step only. Serial blocks
+  // only (the parallel conflict relation is over managed values).
+  std::vector<int32_t> new_scratch(kept, -1);
+  scratch_bytes_ = 0;
+  if (!conflicts_ && plan_scratch_)
+    for (size_t i = 0; i < kept; ++i)
+      if (capture_ordinal_[i] >= 0 && scratch_need_[i] > 0) {
+        new_scratch[i] = static_cast<int32_t>(specs.size());
+        planners::AllocationSpec spec{};
+        spec.size = scratch_need_[i];
+        spec.first = spec.last = first_[i];
+        specs.push_back(spec);
+        scratch_bytes_ += scratch_need_[i];
+      }
 
   // (Re)plan: every storage was detached (or copied out) above, so the old slab is free.
   // Groups in step order (ties: producer order), so layouts that break ties by index
@@ -325,6 +349,9 @@ bool BlockMemory::slowFinish(c10::IValue* slots) {
   for (int32_t& g : new_group)
     if (g >= 0) g = rank[g];
   group_ = new_group;
+  for (int32_t& g : new_scratch)
+    if (g >= 0) g = rank[g];
+  scratch_group_ = new_scratch;
   if (conflicts_) {
     // Parallel block: groups conflict when any of their values may be live together in
     // some schedule of the DAG (the serial intervals are not enough).
@@ -407,6 +434,8 @@ void BlockMemory::addStats(MemoryStats& s) const {
   s.evictions += evictions_;
   s.captured_outputs += last_captured_;
   s.capture_misses += last_misses_;
+  s.scratch_allocations += last_scratch_served_;
+  s.scratch_bytes += scratch_bytes_;
   s.profile_peak_bytes += profile_peak_;
   s.profile_total_bytes += profile_total_;
 }
@@ -414,6 +443,9 @@ void BlockMemory::addStats(MemoryStats& s) const {
 // --- Capture of allocating kernels' outputs, lean profile run -------------------------
 
 namespace {
+// c10's CPU allocations are 64-byte aligned; scratch is carved in the same steps.
+size_t alignedBytes(size_t n) { return (n + 63) & ~size_t{63}; }
+
 // Allocations at least this large trigger the lean profile run's check for dead managed
 // tensors (smaller ones cannot move the peak much; the check is a pass over the block's
 // managed slots).
@@ -452,13 +484,20 @@ int32_t BlockMemory::beginCapture(uint32_t slot) noexcept {
   if (i < 0 || capture_ordinal_[i] == kNever) return -1;
   arm_count_ = 0;
   arm_at_ = nullptr;  // learning
+  scratch_at_ = scratch_end_ = nullptr;
   if (capture_ordinal_[i] >= 0) {
     const int32_t g = group_[i];
     // Serve only into this value's own planned region, and only what fits in it.
     if (!planned_ || g < 0 || capture_bytes_[i] > bytes_[g]) {
       capture_ordinal_[i] = kLearn;
     } else {
-      arm_at_ = static_cast<char*>(slab_.get()) + offset_[g];
+      char* base = static_cast<char*>(slab_.get());
+      arm_at_ = base + offset_[g];
+      if (const int32_t sg = scratch_group_[i]; sg >= 0) {
+        scratch_at_ = base + offset_[sg];
+        scratch_end_ = scratch_at_ + bytes_[sg];
+        beginScratch(scratch_at_, bytes_[sg]);
+      }
     }
   }
   arm_index_ = i;
@@ -477,6 +516,15 @@ void* BlockMemory::serve(size_t nbytes) {
   }
   const int32_t i = arm_index_;
   if (static_cast<int32_t>(k) == capture_ordinal_[i] && nbytes == capture_bytes_[i]) return arm_at_;
+  const std::vector<size_t>& learned = call_sizes_[i];
+  const size_t need = alignedBytes(nbytes);
+  if (scratch_at_ && nbytes > 0 && k < learned.size() && learned[k] == nbytes &&
+      need <= static_cast<size_t>(scratch_end_ - scratch_at_)) {
+    void* p = scratch_at_;
+    scratch_at_ += need;
+    ++scratch_served_;
+    return p;
+  }
   return nullptr;
 }
 
@@ -505,11 +553,24 @@ void BlockMemory::endCapture(int32_t i, const at::Tensor& result) noexcept {
       if (data && rec_ptr_[k] == data && rec_bytes_[k] == nb) found = static_cast<int32_t>(k);
     capture_ordinal_[i] = found;
     capture_bytes_[i] = nb;
-  } else if (data == arm_at_) {
-    ++captured_;
+    if (found >= 0) {
+      // Everything else the call allocated is its scratch; a need larger than planned
+      // (first learning, or shapes grew) lays out the slab again after this run.
+      call_sizes_[i].assign(rec_bytes_, rec_bytes_ + seen);
+      size_t need = 0;
+      for (uint32_t k = 0; k < seen; ++k)
+        if (static_cast<int32_t>(k) != found) need += alignedBytes(rec_bytes_[k]);
+      if (need > scratch_need_[i]) {
+        scratch_need_[i] = need;
+        if (planned_ && !conflicts_ && plan_scratch_) force_replan_ = true;
+      }
+    }
   } else {
-    ++misses_;
-    if (servedAllocationLive(arm_at_)) {
+    const bool scratch_leaked = scratch_end_ && endScratch() > 0;
+    const bool hit = data == arm_at_;
+    if (hit) ++captured_;
+    else ++misses_;
+    if (scratch_leaked || (!hit && servedAllocationLive(arm_at_))) {
       // A served buffer that is not the result is still referenced by something that
       // outlives the call: its bytes must never be handed out again. Abandon (leak) this
       // slab, stop capturing in this block, and lay out a fresh slab after this run.
@@ -518,12 +579,13 @@ void BlockMemory::endCapture(int32_t i, const at::Tensor& result) noexcept {
       slab_ = c10::DataPtr();
       std::fill(capture_ordinal_.begin(), capture_ordinal_.end(), kNever);
       force_replan_ = true;
-    } else {
+    } else if (!hit) {
       capture_ordinal_[i] = kLearn;  // other allocations this time (shapes changed): learn again
     }
   }
   arm_index_ = -1;
   arm_at_ = nullptr;
+  scratch_at_ = scratch_end_ = nullptr;
 }
 
 // --- OutputCapture --------------------------------------------------------------------

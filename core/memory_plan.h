@@ -59,6 +59,10 @@ struct MemoryStats {
   // latest run of each block, and those that fell back to a fresh allocation.
   size_t captured_outputs = 0;
   size_t capture_misses = 0;
+  // Temporaries of capturing kernels (oneDNN's buffers) served from the slab in the
+  // latest run, and the slab bytes planned for them (counted in slab_bytes too).
+  size_t scratch_allocations = 0;
+  size_t scratch_bytes = 0;
   // Profile runs: the largest sum of managed bytes holding memory at once (the lean
   // profile run frees managed tensors after their last use), and the sum of all.
   size_t profile_peak_bytes = 0;
@@ -79,7 +83,8 @@ void planManagedValues(const Graph& graph, const std::vector<uint8_t>& retained,
 // Runtime runs on one thread at a time).
 class BlockMemory final : public AllocationHook {
  public:
-  BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm& layout);
+  // plan_scratch: Options::plan_kernel_scratch.
+  BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm& layout, bool plan_scratch = true);
   ~BlockMemory();
   BlockMemory(const BlockMemory&) = delete;
   BlockMemory& operator=(const BlockMemory&) = delete;
@@ -144,6 +149,15 @@ class BlockMemory final : public AllocationHook {
   static constexpr int32_t kLearn = -2, kNever = -1;
   std::vector<int32_t> capture_ordinal_;
   std::vector<size_t> capture_bytes_;
+  // The call's other allocations (oneDNN's reorder buffers, weights in its layout):
+  // the learned sizes of the call's allocation sequence, their total (64-byte aligned,
+  // the result excluded) and the slab group planned for them, alive only during the
+  // producer's step, so they share bytes with tensors dead by then instead of growing
+  // the heap. Only an allocation with the learned ordinal and size is served from it.
+  // Group -1: no scratch (none needed, or a parallel block).
+  std::vector<std::vector<size_t>> call_sizes_;
+  std::vector<size_t> scratch_need_;
+  std::vector<int32_t> scratch_group_;
   std::vector<int32_t> index_of_slot_;  // slot -> managed index, -1 = not managed
   void rebuildSlotIndex();
   // The armed call (one at a time per block: kernels run one after another on the
@@ -151,11 +165,14 @@ class BlockMemory final : public AllocationHook {
   int32_t arm_index_ = -1;
   uint32_t arm_count_ = 0;
   void* arm_at_ = nullptr;
+  char* scratch_at_ = nullptr;                          // serving: next free scratch byte
+  char* scratch_end_ = nullptr;
   static constexpr uint32_t kRecorded = 32;
   void* rec_ptr_[kRecorded] = {};
   size_t rec_bytes_[kRecorded] = {};
-  size_t captured_ = 0, misses_ = 0;          // this run
-  size_t last_captured_ = 0, last_misses_ = 0;  // latest finished run
+  size_t captured_ = 0, misses_ = 0, scratch_served_ = 0;  // this run
+  size_t last_captured_ = 0, last_misses_ = 0, last_scratch_served_ = 0;  // latest finished run
+  size_t scratch_bytes_ = 0;  // planned scratch (sum over groups)
   // Running the block: the slots, and the hook this one replaced on the thread.
   c10::IValue* run_slots_ = nullptr;
   AllocationHook* prev_hook_ = nullptr;
@@ -168,6 +185,7 @@ class BlockMemory final : public AllocationHook {
   size_t profile_live_ = 0, profile_peak_ = 0, profile_total_ = 0;
   // ExecBlock::managed_conflicts (parallel blocks), over ExecBlock::managed indices.
   planners::ConflictFn conflicts_;
+  bool plan_scratch_ = true;
   const planners::LayoutAlgorithm* layout_;
 };
 

@@ -48,6 +48,10 @@ struct Options {
   // tensor that nothing else reads (core/inplace_reuse.h): what the model's relu_/add_
   // did before freezing made them functional. Less memory, warmer caches.
   bool inplace_reuse = true;
+  // Serve the temporaries of kernels whose results are captured into the slab (oneDNN's
+  // reorder buffers inside convolution) from the slab too, planned to live during that
+  // step only, instead of from the heap (core/memory_plan.h). Serial blocks.
+  bool plan_kernel_scratch = true;
 
   // --- Runtimes --------------------------------------------------------------------
   // Module::run borrows a Runtime from a pool; at most this many exist at once

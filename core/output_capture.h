@@ -12,8 +12,11 @@
 // Runtime learns which of the allocations the op makes becomes its result (the n-th,
 // of exactly so many bytes; oneDNN also allocates reorder buffers of the same size).
 // Once the block's slab is planned, that allocation is served at the output's planned
-// offset. Anything unexpected (another allocation order, other sizes after a shape
-// change, no planner on this thread) falls back to a normal allocation and re-learns;
+// offset, and the call's other allocations (oneDNN's reorder buffers, its copy of the
+// weights) are served from a scratch region of the slab planned to live during that
+// step only, so they never grow the heap. Anything unexpected (another allocation
+// order, other sizes after a shape change, no planner on this thread) falls back to a
+// normal allocation and re-learns;
 // the result is always correct, only its placement changes. Costs nothing when the
 // output is not managed (escapes, no memory planning).
 #include <cstddef>

@@ -27,7 +27,7 @@ Runtime::Runtime(const Module& module, std::shared_ptr<const Module> keepalive)
   for (const ExecBlock& b : plan_.blocks) {
     if (b.managed.empty()) continue;
     memory_.resize(plan_.blocks.size());
-    memory_[b.id] = std::make_unique<BlockMemory>(b, *plan_.layout);
+    memory_[b.id] = std::make_unique<BlockMemory>(b, *plan_.layout, module.options().plan_kernel_scratch);
   }
   const ExecBlock& top = plan_.blocks.front();
   if (top.parallel) parallel_ = std::make_unique<ParallelExecutor>(*this, top, module.options().max_parallel_ops);

@@ -10,6 +10,7 @@
 #include "core/execution_plan.h"
 #include "core/kernel_registry.h"
 #include "core/module.h"
+#include "core/output_capture.h"
 #include "core/runtime.h"
 #include "planners/registry.h"
 
@@ -45,6 +46,38 @@ std::vector<at::Tensor>& stash() {
   return s;
 }
 
+// An allocating kernel like conv: its result comes from the allocator inside an
+// OutputCapture, and the call makes a temporary first (scratch). With keep_temporary()
+// set it keeps that temporary after the call (a kernel caching a buffer).
+bool& keepTemporary() {
+  static bool keep = false;
+  return keep;
+}
+std::vector<std::pair<at::Tensor, float>>& keptTemporaries() {
+  static std::vector<std::pair<at::Tensor, float>> kept;
+  return kept;
+}
+
+class TestCaptureKernel final : public Kernel {
+ public:
+  TestCaptureKernel() : Kernel(KernelKind::kOutVariant) {}
+  void run(KernelContext& ctx) const override {
+    const at::Tensor& x = ctx.tensor(0);
+    OutputCapture capture(ctx, 0);
+    float shift = 0;
+    {
+      at::Tensor tmp = at::empty({1024});
+      const float mark = x.flatten()[0].item<float>();
+      tmp.fill_(mark);
+      shift = tmp[7].item<float>() - mark;  // 0: the temporary is really used
+      if (keepTemporary()) keptTemporaries().emplace_back(tmp, mark);
+    }
+    at::Tensor r = at::exp(x) + shift;
+    capture.done(r);
+    ctx.output(0) = std::move(r);
+  }
+};
+
 void addOut(Registries& r, const std::string& key, FreshFn fresh, OutFn out) {
   r.out_variant.add(
       key, [fresh, out](KernelBuildContext&) { return std::make_unique<TestOutKernel>(fresh, out); }, "test");
@@ -70,6 +103,8 @@ Registries& testRegistries() {
           TORCH_CHECK(c.tensor(0).flatten()[0].item<float>() <= 100, "tanh test kernel: input too large");
           at::tanh_out(o, c.tensor(0));
         });
+    r->out_variant.add(
+        "aten::exp", [](KernelBuildContext&) { return std::make_unique<TestCaptureKernel>(); }, "test");
     // Keeps a reference to its output after the run (a bug in a kernel).
     addOut(
         *r, "aten::neg",
@@ -272,6 +307,51 @@ TEST(MemoryPlan, LeakedManagedTensorIsCopiedOut) {
   for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(stash()[i].allclose(expected_leaks[i])) << "leak " << i;
   EXPECT_GE(rt->memoryStats().evictions, 1u);
   stash().clear();
+}
+
+constexpr const char* kCapturing = R"IR(
+graph(%x : Tensor):
+  %a : Tensor = aten::exp(%x)
+  %b : Tensor = aten::mul(%a, %x)
+  %c : Tensor = aten::exp(%b)
+  %d : Tensor = aten::mul(%c, %a)
+  return (%d)
+)IR";
+
+// Temporaries of capturing kernels come from the slab once planned (scratch live only
+// during their step), and results stay right.
+TEST(MemoryPlan, CaptureScratchServedFromSlab) {
+  auto m = load(kCapturing);
+  auto rt = m->createRuntime();
+  for (int run = 0; run < 4; ++run) {
+    at::Tensor x = at::rand({64}) - 0.5;
+    at::Tensor a = at::exp(x);
+    EXPECT_TRUE(rt->run({x}).toTensor().allclose(at::exp(a * x) * a)) << "run " << run;
+  }
+  const MemoryStats s = rt->memoryStats();
+  EXPECT_EQ(s.captured_outputs, 2u);
+  EXPECT_GE(s.scratch_allocations, 2u);  // the temporary of each call, and exp(x) before the shift
+  EXPECT_GE(s.scratch_bytes, 2u * 4096);
+  EXPECT_GE(s.slab_bytes, s.lower_bound);
+}
+
+// A temporary that outlives its call must never be handed out again: the slab is
+// abandoned, capture stops for the block, and the kept buffers keep their values.
+TEST(MemoryPlan, KeptScratchIsNeverReused) {
+  auto m = load(kCapturing);
+  auto rt = m->createRuntime();
+  for (int run = 0; run < 3; ++run) rt->run({at::rand({64})});
+  keepTemporary() = true;
+  for (int run = 0; run < 4; ++run) {
+    at::Tensor x = at::rand({64}) + run;
+    at::Tensor a = at::exp(x);
+    EXPECT_TRUE(rt->run({x}).toTensor().allclose(at::exp(a * x) * a)) << "run " << run;
+  }
+  keepTemporary() = false;
+  ASSERT_FALSE(keptTemporaries().empty());
+  for (const auto& [t, mark] : keptTemporaries()) EXPECT_TRUE(t.eq(mark).all().item<bool>());
+  keptTemporaries().clear();
+  EXPECT_EQ(rt->memoryStats().scratch_allocations, 0u);  // capture is off for the block
 }
 
 TEST(MemoryPlan, ModuleStatsReportTheLatestPlan) {

@@ -32,7 +32,8 @@ std::string describeStats(const ModuleStats& s) {
   const MemoryStats& m = s.memory;
   out += " | memory: managed=" + std::to_string(s.managed_values) + " slab_bytes=" + std::to_string(m.slab_bytes) +
          " lower_bound=" + std::to_string(m.lower_bound) + " managed_tensors=" + std::to_string(m.managed_tensors) +
-         " plans=" + std::to_string(m.plans) + " replans=" + std::to_string(m.replans);
+         " plans=" + std::to_string(m.plans) + " replans=" + std::to_string(m.replans) +
+         " scratch_bytes=" + std::to_string(m.scratch_bytes) + " scratch_allocations=" + std::to_string(m.scratch_allocations);
   return out;
 }
 
@@ -50,6 +51,8 @@ std::string statsJson(const ModuleStats& s) {
       .add("lower_bound_bytes", json::num(static_cast<long long>(s.memory.lower_bound)))
       .add("managed_tensors", json::num(static_cast<long long>(s.memory.managed_tensors)))
       .add("replans", json::num(static_cast<long long>(s.memory.replans)))
+      .add("scratch_bytes", json::num(static_cast<long long>(s.memory.scratch_bytes)))
+      .add("scratch_allocations", json::num(static_cast<long long>(s.memory.scratch_allocations)))
       .done();
 }
 

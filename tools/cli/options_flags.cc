@@ -27,6 +27,8 @@ void CommonFlags::addTo(FlagParser& p) {
             "write output tensors into an output arena reused once the caller released the previous outputs");
   p.addSwitch("no-inplace-reuse", &inplace_reuse, false,
               "elementwise kernels never write into an input tensor (default: they may when nothing else reads it)");
+  p.addSwitch("no-plan-scratch", &plan_kernel_scratch, false,
+              "kernels' temporaries (oneDNN's buffers in conv) come from the heap, not the planned slab");
   p.addInt("max-runtimes", &max_runtimes, "N", "at most N pooled runtimes (0 = unbounded)", 0);
   p.addInt("runtime-idle-ms", &runtime_idle_ms, "N", "free pooled runtimes idle for N ms (0 = never)", 0);
   p.addInt("threads", &threads, "N",
@@ -58,6 +60,7 @@ Options CommonFlags::options() const {
   o.planner = planner;
   o.manage_output_tensors = manage_output_tensors;
   o.inplace_reuse = inplace_reuse;
+  o.plan_kernel_scratch = plan_kernel_scratch;
   if (max_runtimes >= 0) o.max_runtimes = static_cast<size_t>(max_runtimes);
   if (runtime_idle_ms >= 0) o.runtime_idle_ms = runtime_idle_ms;
   o.inter_op_threads = static_cast<int>(inter_op_threads);
@@ -81,6 +84,7 @@ std::string describeOptions(const Options& o) {
      << " fallback_only=" << o.fallback_only << " strict_inputs=" << o.strict_inputs
      << " memory_planning=" << o.memory_planning << " planner=" << o.planner
      << " manage_output_tensors=" << o.manage_output_tensors << " inplace_reuse=" << o.inplace_reuse
+     << " plan_kernel_scratch=" << o.plan_kernel_scratch
      << " max_runtimes=" << o.max_runtimes << " runtime_idle_ms=" << o.runtime_idle_ms
      << " max_parallel_ops=" << o.max_parallel_ops << " inter_op_threads=" << o.inter_op_threads;
   return os.str();
@@ -103,6 +107,7 @@ std::string optionsJson(const Options& o) {
       .add("planner", json::str(o.planner))
       .add("manage_output_tensors", json::boolean(o.manage_output_tensors))
       .add("inplace_reuse", json::boolean(o.inplace_reuse))
+      .add("plan_kernel_scratch", json::boolean(o.plan_kernel_scratch))
       .add("max_runtimes", json::num(static_cast<long long>(o.max_runtimes)))
       .add("runtime_idle_ms", json::num(static_cast<long long>(o.runtime_idle_ms)))
       .add("max_parallel_ops", json::num(static_cast<long long>(o.max_parallel_ops)))
