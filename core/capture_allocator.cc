@@ -4,8 +4,10 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <shared_mutex>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -52,10 +54,43 @@ bool inSlab(const void* p) {
 
 c10::DeleterFnPtr g_base_raw_deleter = nullptr;
 
+// Allocations given their own mapping (AllocationHook::mapLarge): address -> length.
+// Raw frees cannot tell them apart, so the map is consulted while it is non-empty.
+std::mutex g_mapped_mu;
+std::unordered_map<void*, size_t> g_mapped;
+std::atomic<size_t> g_mapped_count{0};
+
+void* mapAnonymous(size_t nbytes) {
+  void* p = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  std::lock_guard<std::mutex> lock(g_mapped_mu);
+  g_mapped.emplace(p, nbytes);
+  g_mapped_count.store(g_mapped.size(), std::memory_order_release);
+  return p;
+}
+
+// Unmaps `p` if it is one of ours; false otherwise.
+bool unmapIfMapped(void* p) {
+  if (g_mapped_count.load(std::memory_order_acquire) == 0) return false;
+  size_t n = 0;
+  {
+    std::lock_guard<std::mutex> lock(g_mapped_mu);
+    auto it = g_mapped.find(p);
+    if (it == g_mapped.end()) return false;
+    n = it->second;
+    g_mapped.erase(it);
+    g_mapped_count.store(g_mapped.size(), std::memory_order_release);
+  }
+  ::munmap(p, n);
+  return true;
+}
+
+void mappedDelete(void* p) { unmapIfMapped(p); }
+
 void rawDelete(void* p) {
   if (!p) return;
   servedFreed(p);
-  if (inSlab(p)) return;
+  if (inSlab(p) || unmapIfMapped(p)) return;
   g_base_raw_deleter(p);
 }
 
@@ -72,6 +107,12 @@ class CaptureAllocator final : public c10::Allocator {
       else
         t_served = p;
       return c10::DataPtr(p, p, &servedDataDeleter, c10::Device(c10::kCPU));
+    }
+    if (nbytes > 0 && h->mapLarge(nbytes)) {
+      if (void* p = mapAnonymous(nbytes)) {
+        h->allocated(nbytes, p);
+        return c10::DataPtr(p, p, &mappedDelete, c10::Device(c10::kCPU));
+      }
     }
     c10::DataPtr d = base_->allocate(nbytes);
     h->allocated(nbytes, d.get());

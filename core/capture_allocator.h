@@ -27,6 +27,11 @@ class AllocationHook {
   virtual void* serve(size_t nbytes) = 0;
   // After an allocation was made by the normal allocator (null for 0 bytes).
   virtual void allocated(size_t nbytes, void* p) = 0;
+  // True when an allocation of `nbytes` that serve() declined should get its own
+  // anonymous mapping (unmapped when freed) instead of glibc's heap: a memory plan's
+  // profile run, whose large tensors would otherwise fragment a heap that is never
+  // trimmed and leave the process's peak far above its largest live set.
+  virtual bool mapLarge(size_t nbytes) { return false; }
 };
 
 // Installs the capturing allocator (idempotent, thread-safe). False when another

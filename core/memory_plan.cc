@@ -446,6 +446,9 @@ namespace {
 // c10's CPU allocations are 64-byte aligned; scratch is carved in the same steps.
 size_t alignedBytes(size_t n) { return (n + 63) & ~size_t{63}; }
 
+// Profile-run allocations at least this large get their own mapping.
+constexpr size_t kMapLargeBytes = 1 << 20;
+
 // Allocations at least this large trigger the lean profile run's check for dead managed
 // tensors (smaller ones cannot move the peak much; the check is a pass over the block's
 // managed slots).
@@ -527,6 +530,8 @@ void* BlockMemory::serve(size_t nbytes) {
   }
   return nullptr;
 }
+
+bool BlockMemory::mapLarge(size_t nbytes) { return !planned_ && nbytes >= kMapLargeBytes; }
 
 void BlockMemory::allocated(size_t nbytes, void* p) {
   if (arm_index_ < 0 || arm_at_) return;
