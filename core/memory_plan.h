@@ -112,7 +112,7 @@ class BlockMemory final : public AllocationHook {
   // AllocationHook: serves the armed capture; drives the lean profile run.
   void* serve(size_t nbytes) override;
   void allocated(size_t nbytes, void* p) override;
-  // The profile run (or a run that re-plans) maps its large allocations: see
+  // The profile run (before the first layout) maps its large allocations: see
   // AllocationHook::mapLarge.
   bool mapLarge(size_t nbytes) override;
 
