@@ -60,9 +60,15 @@ std::mutex g_mapped_mu;
 std::unordered_map<void*, size_t> g_mapped;
 std::atomic<size_t> g_mapped_count{0};
 
-void* mapAnonymous(size_t nbytes) {
+// Fresh zero pages of our own (not glibc's heap), or null.
+void* mapPages(size_t nbytes) {
   void* p = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+void* mapAnonymous(size_t nbytes) {
+  void* p = mapPages(nbytes);
+  if (!p) return nullptr;
   std::lock_guard<std::mutex> lock(g_mapped_mu);
   g_mapped.emplace(p, nbytes);
   g_mapped_count.store(g_mapped.size(), std::memory_order_release);
@@ -162,8 +168,8 @@ constexpr size_t kMapSlabBytes = 1 << 20;
 
 c10::DataPtr allocateSlabMemory(size_t nbytes) {
   if (nbytes >= kMapSlabBytes) {
-    void* p = ::mmap(nullptr, nbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p != MAP_FAILED) return c10::DataPtr(p, new Mapping{p, nbytes}, &unmapSlab, c10::Device(c10::kCPU));
+    if (void* p = mapPages(nbytes))
+      return c10::DataPtr(p, new Mapping{p, nbytes}, &unmapSlab, c10::Device(c10::kCPU));
   }
   return c10::GetCPUAllocator()->allocate(nbytes);
 }

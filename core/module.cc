@@ -85,6 +85,12 @@ class BuildContext final : public KernelBuildContext {
   const Node& n_;
 };
 
+// A node whose kernel may write its result into a free input (core/inplace_reuse.h):
+// annotated, and served by a plugin kernel (a fallback runs the functional op).
+bool runsInPlace(const Node& n, const Kernel& k) {
+  return n.reusableInput() >= 0 && k.kind() == KernelKind::kNative;
+}
+
 // Ops whose kernels the executor itself depends on; never sent to the fallback.
 bool isStructural(const Node& n) {
   return n.kind() == "prim::If" || n.kind() == "prim::Loop" || n.kind() == "prim::fork" ||
@@ -346,9 +352,8 @@ std::vector<NodeKernelInfo> Module::kernelReport() const {
     int depth = 0;
     for (const Block* b = n->owningBlock(); b->owningNode(); b = b->owningNode()->owningBlock()) ++depth;
     const Kernel* k = by_node[n->index()];
-    const bool in_place = n->reusableInput() >= 0 && k->kind() == KernelKind::kNative;
-    out.push_back(
-        NodeKernelInfo{n->index(), n->str(), n->key(), k->kind(), k->provider(), k->describe(), depth, in_place});
+    out.push_back(NodeKernelInfo{n->index(), n->str(), n->key(), k->kind(), k->provider(), k->describe(), depth,
+                                 runsInPlace(*n, *k)});
   }
   return out;
 }
@@ -359,8 +364,7 @@ ModuleStats Module::stats() const {
   for (const ExecBlock& b : plan_.blocks)
     for (const Step& st : b.steps) {
       ++s.kernels_by_kind[static_cast<int>(st.kernel->kind())];
-      // A fallback kernel runs the functional op and never writes into its input.
-      if (st.node->reusableInput() >= 0 && st.kernel->kind() == KernelKind::kNative) ++s.inplace_nodes;
+      if (runsInPlace(*st.node, *st.kernel)) ++s.inplace_nodes;
     }
   for (uint8_t r : plan_.retained) s.retained_values += r;
   for (const ExecBlock& b : plan_.blocks) s.managed_values += b.managed.size();

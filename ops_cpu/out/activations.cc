@@ -17,9 +17,7 @@ bool runInPlace(KernelContext& ctx, const at::Tensor& x, c10::ScalarType result_
     ctx.output(0) = c10::IValue();
     return false;
   }
-  at::Tensor target = x;  // same TensorImpl: ATen's in-place (full overlap) contract
-  out_fn(target, x);
-  ctx.output(0) = std::move(target);
+  writeIntoInput(ctx, x, [&](at::Tensor& target) { out_fn(target, x); });
   return true;
 }
 

@@ -113,6 +113,16 @@ inline bool fitsInPlace(const at::Tensor& t, c10::ScalarType dt, at::IntArrayRef
   return isDenseCpu(t) && t.scalar_type() == dt && t.sizes() == sizes && t.is_non_overlapping_and_dense();
 }
 
+// Runs fn(target) with `target` the same TensorImpl as the input `t` (ATen's in-place
+// contract: an _out call whose output fully overlaps an input is fine) and stores it as
+// output 0. The caller has checked fitsInPlace.
+template <class Fn>
+inline void writeIntoInput(KernelContext& ctx, const at::Tensor& t, Fn&& fn) {
+  at::Tensor target = t;
+  fn(target);
+  ctx.output(0) = std::move(target);
+}
+
 // True when `t` broadcasts to `sizes` (so an elementwise result has those sizes).
 inline bool broadcastsTo(const at::Tensor& t, at::IntArrayRef sizes) {
   const int64_t d = t.dim(), n = static_cast<int64_t>(sizes.size());

@@ -86,9 +86,7 @@ std::unique_ptr<Kernel> binaryKernel(KernelBuildContext& bc, std::string desc, O
           const at::Tensor& t = reuse == 0 ? a : *b;
           const at::Tensor& u = reuse == 0 ? *b : a;
           if (fitsInPlace(t, dt, t.sizes()) && broadcastsTo(u, t.sizes())) {
-            at::Tensor target = t;  // same TensorImpl: ATen's in-place (full overlap) contract
-            out_fn(target, a, *b);
-            ctx.output(0) = std::move(target);
+            writeIntoInput(ctx, t, [&](at::Tensor& target) { out_fn(target, a, *b); });
             return;
           }
           ctx.output(0) = c10::IValue();  // fresh below
