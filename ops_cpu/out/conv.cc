@@ -11,13 +11,23 @@
 // output's planned slab offset, so conv outputs live in the slab with no copy and the
 // same values as the interpreter's (same kernel, same arguments). Without planning it
 // has kind kNative (a retained output would only hold memory between runs).
+//
+// Depthwise convs on contiguous float NCHW inputs skip oneDNN: depthwise_nchw.h computes
+// oneDNN's values directly into the (retained, planned) output, without the blocked
+// copies of input and output that set MobileNet's peak memory.
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
 #include <ATen/ops/_convolution_native.h>
 #include <ATen/ops/conv2d.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/resize_native.h>
+
+#include <algorithm>
 
 #include "core/options.h"
 #include "core/output_capture.h"
 #include "ops_cpu/out/common.h"
+#include "ops_cpu/out/depthwise_nchw.h"
 
 namespace brisk::ops_cpu::out {
 namespace {
@@ -28,6 +38,8 @@ c10::optional<at::Tensor> optionalTensor(const c10::IValue& v) {
 }
 
 // --- conv ------------------------------------------------------------------------------
+
+const char* const kConvProviders = "depthwise: direct NCHW (float) | at::native::_convolution";
 
 struct ConvArgs {
   std::vector<int64_t> stride, padding, dilation, output_padding;
@@ -41,11 +53,16 @@ struct ConvArgs {
   bool benchmark = false, deterministic = false, cudnn_enabled = true, allow_tf32 = true;
 };
 
+// The bias: the constant read at load, or input 2 (held in `storage`).
+const c10::optional<at::Tensor>& biasOf(const ConvArgs& a, KernelContext& ctx, c10::optional<at::Tensor>& storage) {
+  return a.bias_const ? a.bias : (storage = optionalTensor(ctx.input(2)));
+}
+
 at::Tensor runConvUncaptured(const ConvArgs& a, KernelContext& ctx) {
   const at::Tensor& x = ctx.tensor(0);
   const at::Tensor& w = ctx.tensor(1);
   c10::optional<at::Tensor> bias_rt;
-  const c10::optional<at::Tensor>& bias = a.bias_const ? a.bias : (bias_rt = optionalTensor(ctx.input(2)));
+  const c10::optional<at::Tensor>& bias = biasOf(a, ctx, bias_rt);
   if (a.explicit_flags)
     return at::native::_convolution(x, w, bias, a.stride, a.padding, a.dilation, a.transposed, a.output_padding,
                                     a.groups, a.benchmark, a.deterministic, a.cudnn_enabled, a.allow_tf32);
@@ -61,6 +78,78 @@ at::Tensor runConv(const ConvArgs& a, KernelContext& ctx) {
   at::Tensor r = runConvUncaptured(a, ctx);
   capture.done(r);
   return r;
+}
+
+// --- depthwise -------------------------------------------------------------------------
+
+bool isFloatContiguous(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat && isDenseCpu(t) && t.is_contiguous();
+}
+
+// Output size of one spatial dimension, or <= 0 when the input is too small (ATen then
+// raises its own error).
+int64_t convOutputSize(ConvDim& d) {
+  return d.out = (d.in + 2 * d.pad - d.dilation * (d.kernel - 1) - 1) / d.stride + 1;
+}
+
+// oneDNN's depthwise kernels (whose order of operations depthwise_nchw.h reproduces)
+// refuse a geometry where a window can lie wholly in the padding on either side: the
+// dilated filter extent must exceed the start padding and the implied end padding.
+// There oneDNN falls back to another implementation with another summation order, so
+// the direct kernel does too.
+bool oneDnnDepthwiseFits(const ConvDim& d) {
+  const int64_t extent = (d.kernel - 1) * d.dilation + 1;
+  const int64_t end_pad = (d.out - 1) * d.stride + extent - (d.in + d.pad);
+  return d.pad < extent && end_pad < extent;
+}
+
+// Runs a depthwise conv (one filter per channel) on a contiguous float NCHW input with
+// depthwiseConv2dPlanes (depthwise_nchw.h): the values ATen's oneDNN path computes, bit
+// for bit, written straight into output 0 with no blocked temporaries. Only where ATen
+// would take that oneDNN path (oneDNN enabled; a filter larger than 1x1, which ATen's
+// heuristics send to oneDNN for any group count) and the CPU has FMA. False (nothing
+// done) otherwise.
+bool depthwiseDirect(const ConvArgs& a, KernelContext& ctx) {
+  if (a.transposed || a.groups < 2 || !depthwiseDirectAvailable()) return false;
+  const at::Tensor& x = ctx.tensor(0);
+  const at::Tensor& wt = ctx.tensor(1);
+  if (x.dim() != 4 || !isFloatContiguous(x) || x.size(1) != a.groups || x.numel() == 0) return false;
+  if (wt.dim() != 4 || !isFloatContiguous(wt) || wt.size(0) != a.groups || wt.size(1) != 1) return false;
+  if (wt.size(2) * wt.size(3) < 2) return false;
+  c10::optional<at::Tensor> bias_rt;
+  const c10::optional<at::Tensor>& bias = biasOf(a, ctx, bias_rt);
+  if (bias && (!isFloatContiguous(*bias) || bias->dim() != 1 || bias->size(0) != a.groups)) return false;
+  if (!at::globalContext().userEnabledMkldnn()) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (a.stride[i] < 1 || a.dilation[i] < 1 || a.padding[i] < 0) return false;
+  ConvDim h{x.size(2), 1, wt.size(2), a.stride[0], a.padding[0], a.dilation[0]};
+  ConvDim w{x.size(3), 1, wt.size(3), a.stride[1], a.padding[1], a.dilation[1]};
+  if (convOutputSize(h) < 1 || convOutputSize(w) < 1) return false;
+  if (!oneDnnDepthwiseFits(h) || !oneDnnDepthwiseFits(w)) return false;
+
+  const at::DimVector sizes{x.size(0), a.groups, h.out, w.out};
+  at::Tensor* o = reusableOut(ctx, 0, at::kFloat);
+  if (o) {
+    at::native::resize_(*o, sizes, c10::nullopt);
+  } else {
+    ctx.output(0) = at::empty(sizes, x.options());
+    o = &ctx.output(0).toTensor();
+  }
+  const float* in = x.data_ptr<float>();
+  const float* k = wt.data_ptr<float>();
+  const float* b = bias ? bias->data_ptr<float>() : nullptr;
+  float* out = o->data_ptr<float>();
+  const int64_t planes = x.size(0) * a.groups;
+  if (at::get_num_threads() > 1 && planes > 1) {
+    // Planes are independent; ~16K outputs per task at least.
+    const int64_t grain = std::max<int64_t>(1, 16384 / (h.out * w.out));
+    at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
+      depthwiseConv2dPlanes(in, k, b, out, begin, end, a.groups, h, w);
+    });
+  } else {
+    depthwiseConv2dPlanes(in, k, b, out, 0, planes, a.groups, h, w);
+  }
+  return true;
 }
 
 // kOutVariant (retained, managed) only when the memory plan can place the output.
@@ -90,16 +179,19 @@ std::unique_ptr<Kernel> conv2d(KernelBuildContext& b) {
   a.groups = *groups;
   if (a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return nullptr;
   if (!readBias(b, a)) return nullptr;
-  return makeKernel("at::native::_convolution", [a = std::move(a)](KernelContext& ctx) {
-    const at::Tensor& x = ctx.tensor(0);
-    if (x.dim() != 4 || !isDenseCpu(x)) {  // unbatched (3-D) inputs: conv2d's own handling
-      c10::optional<at::Tensor> bias_rt;
-      const c10::optional<at::Tensor>& bias = a.bias_const ? a.bias : (bias_rt = optionalTensor(ctx.input(2)));
-      ctx.output(0) = at::conv2d(x, ctx.tensor(1), bias, a.stride, a.padding, a.dilation, a.groups);
-      return;
-    }
-    ctx.output(0) = runConv(a, ctx);
-  }, convKind(b));
+  return makeKernel(
+      kConvProviders,
+      [a = std::move(a)](KernelContext& ctx) {
+        const at::Tensor& x = ctx.tensor(0);
+        if (x.dim() != 4 || !isDenseCpu(x)) {  // unbatched (3-D) inputs: conv2d's own handling
+          c10::optional<at::Tensor> bias_rt;
+          const c10::optional<at::Tensor>& bias = biasOf(a, ctx, bias_rt);
+          ctx.output(0) = at::conv2d(x, ctx.tensor(1), bias, a.stride, a.padding, a.dilation, a.groups);
+          return;
+        }
+        if (!depthwiseDirect(a, ctx)) ctx.output(0) = runConv(a, ctx);
+      },
+      convKind(b));
 }
 
 std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
@@ -126,7 +218,10 @@ std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
   a.allow_tf32 = *tf32;
   if (!readBias(b, a)) return nullptr;
   return makeKernel(
-      "at::native::_convolution", [a = std::move(a)](KernelContext& ctx) { ctx.output(0) = runConv(a, ctx); },
+      kConvProviders,
+      [a = std::move(a)](KernelContext& ctx) {
+        if (!depthwiseDirect(a, ctx)) ctx.output(0) = runConv(a, ctx);
+      },
       convKind(b));
 }
 
