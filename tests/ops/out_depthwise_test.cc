@@ -6,6 +6,7 @@
 // scalar borders and tails, padding wider than the kernel, dilation, and the inputs the
 // direct kernel leaves to ATen (channels-last, double, channel multipliers, 1x1).
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -60,6 +61,15 @@ TEST(OutDepthwise, MobileNetLayers) {
   expectExact({32, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, {{1, 32, 56, 56}, {2, 32, 28, 28}});
   expectExact({96, {3, 3}, {2, 2}, {1, 1}, {1, 1}}, {{1, 96, 56, 56}, {2, 96, 14, 14}});
   expectExact({144, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, {{1, 144, 7, 7}, {3, 144, 9, 9}});
+}
+
+TEST(OutDepthwise, TwoIntraOpThreadsSplitPlanes) {
+  // With intra-op threads the planes are split across at::parallel_for tasks.
+  const int before = at::get_num_threads();
+  at::set_num_threads(2);
+  expectExact({32, {3, 3}, {1, 1}, {1, 1}, {1, 1}}, {{2, 32, 28, 28}, {1, 32, 9, 9}});
+  expectExact({40, {3, 3}, {2, 2}, {1, 1}, {1, 1}}, {{3, 40, 30, 30}});
+  at::set_num_threads(before);
 }
 
 TEST(OutDepthwise, OddSizesAndChannelCounts) {
