@@ -174,6 +174,7 @@ int benchCommand(const std::vector<std::string>& args) {
             << " ms, interpreter load " << fixed(ref_load_ms, 1) << " ms)\n";
   if (settings.glibc_tunables == "unset")
     std::cout << "note: GLIBC_TUNABLES unset: glibc malloc may return and re-fault large blocks every run\n";
+  if (const std::string note = openBlasCoreNote(settings); !note.empty()) std::cout << note << "\n";
   std::cout.flush();
 
   // Correctness once, before timing (on fresh copies, in case the model mutates them).
