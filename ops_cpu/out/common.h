@@ -12,8 +12,11 @@
 //    take a "generic" path through the dispatcher's functional op, which is always
 //    correct (same values, same errors as the interpreter).
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <ATen/core/function_schema.h>
+#include <ATen/ops/resize_native.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -83,6 +86,29 @@ inline c10::ScalarType defaultFloat() { return c10::typeMetaToScalarType(at::get
 // Result dtype of unary ops that promote integers to the default float dtype.
 inline c10::ScalarType floatResultType(c10::ScalarType t) {
   return c10::isIntegralType(t, /*includeBool=*/true) ? defaultFloat() : t;
+}
+
+// Output 0 sized `sizes` for a kernel that writes the elements itself: the reusable
+// (retained, possibly planned) output resized in place, or a fresh tensor with `opts`.
+inline at::Tensor& sizedOut(KernelContext& ctx, at::IntArrayRef sizes, const at::TensorOptions& opts) {
+  if (at::Tensor* o = reusableOut(ctx, 0, c10::typeMetaToScalarType(opts.dtype()))) {
+    at::native::resize_(*o, sizes, c10::nullopt);
+    return *o;
+  }
+  ctx.output(0) = at::empty(sizes, opts);
+  return ctx.output(0).toTensor();
+}
+
+// Runs fn(begin, end) over planes [0, planes): split across intra-op threads when there
+// are several (at least ~16K elements per task, `plane_elems` each), inline otherwise.
+template <class Fn>
+inline void forPlanes(int64_t planes, int64_t plane_elems, Fn&& fn) {
+  if (at::get_num_threads() > 1 && planes > 1) {
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, plane_elems));
+    at::parallel_for(0, planes, grain, fn);
+  } else {
+    fn(0, planes);
+  }
 }
 
 // Writes into the reusable output 0 (dtype `dt`) with `out_fn(Tensor&)`, or stores

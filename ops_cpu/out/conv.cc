@@ -16,13 +16,8 @@
 // oneDNN's values directly into the (retained, planned) output, without the blocked
 // copies of input and output that set MobileNet's peak memory.
 #include <ATen/Context.h>
-#include <ATen/Parallel.h>
 #include <ATen/ops/_convolution_native.h>
 #include <ATen/ops/conv2d.h>
-#include <ATen/ops/empty.h>
-#include <ATen/ops/resize_native.h>
-
-#include <algorithm>
 
 #include "core/options.h"
 #include "core/output_capture.h"
@@ -127,28 +122,13 @@ bool depthwiseDirect(const ConvArgs& a, KernelContext& ctx) {
   if (convOutputSize(h) < 1 || convOutputSize(w) < 1) return false;
   if (!oneDnnDepthwiseFits(h) || !oneDnnDepthwiseFits(w)) return false;
 
-  const at::DimVector sizes{x.size(0), a.groups, h.out, w.out};
-  at::Tensor* o = reusableOut(ctx, 0, at::kFloat);
-  if (o) {
-    at::native::resize_(*o, sizes, c10::nullopt);
-  } else {
-    ctx.output(0) = at::empty(sizes, x.options());
-    o = &ctx.output(0).toTensor();
-  }
+  at::Tensor& o = sizedOut(ctx, {x.size(0), a.groups, h.out, w.out}, x.options());
   const float* in = x.data_ptr<float>();
   const float* k = wt.data_ptr<float>();
   const float* b = bias ? bias->data_ptr<float>() : nullptr;
-  float* out = o->data_ptr<float>();
-  const int64_t planes = x.size(0) * a.groups;
-  if (at::get_num_threads() > 1 && planes > 1) {
-    // Planes are independent; ~16K outputs per task at least.
-    const int64_t grain = std::max<int64_t>(1, 16384 / (h.out * w.out));
-    at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
-      depthwiseConv2dPlanes(in, k, b, out, begin, end, a.groups, h, w);
-    });
-  } else {
-    depthwiseConv2dPlanes(in, k, b, out, 0, planes, a.groups, h, w);
-  }
+  float* out = o.data_ptr<float>();
+  forPlanes(x.size(0) * a.groups, h.out * w.out,
+            [&](int64_t begin, int64_t end) { depthwiseConv2dPlanes(in, k, b, out, begin, end, a.groups, h, w); });
   return true;
 }
 

@@ -25,18 +25,13 @@
 // Other geometries run it one output at a time.
 #include <cstdint>
 
+#include "ops_cpu/out/window_dim.h"
+
 namespace brisk::ops_cpu::out {
 
 // One spatial dimension of a convolution. `out` must be
 // (in + 2 * pad - dilation * (kernel - 1) - 1) / stride + 1, and >= 1.
-struct ConvDim {
-  int64_t in = 1;
-  int64_t out = 1;
-  int64_t kernel = 1;
-  int64_t stride = 1;
-  int64_t pad = 0;
-  int64_t dilation = 1;
-};
+using ConvDim = WindowDim;
 
 // True when this CPU has AVX2 and FMA (checked once).
 bool depthwiseDirectAvailable();

@@ -32,18 +32,13 @@
 // Working memory: kernel_h * out_w values plus bookkeeping, on the stack when small.
 #include <cstdint>
 
+#include "ops_cpu/out/window_dim.h"
+
 namespace brisk::ops_cpu::out {
 
-// One spatial dimension of a pooling window, as ATen's max_pool2d reads its arguments.
-// `out` must be maxPoolOutputSize(in, kernel, pad, stride, dilation, ceil_mode).
-struct PoolDim {
-  int64_t in = 1;
-  int64_t out = 1;
-  int64_t kernel = 1;
-  int64_t stride = 1;
-  int64_t pad = 0;
-  int64_t dilation = 1;
-};
+// One spatial dimension of a pooling window. `out` must be
+// maxPoolOutputSize(in, kernel, pad, stride, dilation, ceil_mode).
+using PoolDim = WindowDim;
 
 // ATen's pooling_output_shape (aten/src/ATen/native/Pool.h) for validated arguments
 // (kernel, stride, dilation > 0; 0 <= pad <= kernel / 2): floor (or ceil) division

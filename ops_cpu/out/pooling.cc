@@ -76,27 +76,15 @@ bool maxPoolDirect(KernelContext& ctx, const at::Tensor& x, MaxPoolArgs a) {
   at::DimVector sizes(x.sizes().begin(), x.sizes().end());
   sizes[nd - 2] = a.h.out;
   sizes[nd - 1] = a.w.out;
-  at::Tensor* o = reusableOut(ctx, 0, x.scalar_type());
-  if (o) {
-    at::native::resize_(*o, sizes, c10::nullopt);
-  } else {
-    ctx.output(0) = at::empty(sizes, x.options());
-    o = &ctx.output(0).toTensor();
-  }
+  at::Tensor& o = sizedOut(ctx, sizes, x.options());
   const int64_t planes = nd == 4 ? x.size(0) * c : c;
   const int64_t in_plane = a.h.in * a.w.in, out_plane = a.h.out * a.w.out;
   AT_DISPATCH_FLOATING_TYPES(x.scalar_type(), "brisk max_pool2d", [&] {
     const scalar_t* in = x.data_ptr<scalar_t>();
-    scalar_t* out = o->data_ptr<scalar_t>();
-    if (at::get_num_threads() > 1 && planes > 1) {
-      // Planes are independent; ~16K input elements per task at least.
-      const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, in_plane));
-      at::parallel_for(0, planes, grain, [&](int64_t begin, int64_t end) {
-        maxPool2dPlanes(in + begin * in_plane, out + begin * out_plane, end - begin, a.h, a.w);
-      });
-    } else {
-      maxPool2dPlanes(in, out, planes, a.h, a.w);
-    }
+    scalar_t* out = o.data_ptr<scalar_t>();
+    forPlanes(planes, in_plane, [&](int64_t begin, int64_t end) {
+      maxPool2dPlanes(in + begin * in_plane, out + begin * out_plane, end - begin, a.h, a.w);
+    });
   });
   return true;
 }
