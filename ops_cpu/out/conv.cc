@@ -106,6 +106,8 @@ bool oneDnnDepthwiseFits(const ConvDim& d) {
 // done) otherwise.
 bool depthwiseDirect(const ConvArgs& a, KernelContext& ctx) {
   if (a.transposed || a.groups < 2 || !depthwiseDirectAvailable()) return false;
+  // _convolution also accepts one value for both dimensions; ATen expands it.
+  if (a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return false;
   const at::Tensor& x = ctx.tensor(0);
   const at::Tensor& wt = ctx.tensor(1);
   if (x.dim() != 4 || !isFloatContiguous(x) || x.size(1) != a.groups || x.numel() == 0) return false;

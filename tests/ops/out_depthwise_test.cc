@@ -144,6 +144,24 @@ TEST(OutDepthwise, ConvolutionUnderscore) {
       .run();
 }
 
+TEST(OutDepthwise, ConvolutionUnderscoreOneValueForBothDimensions) {
+  // _convolution expands one-element stride/padding/dilation lists itself.
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {6, 1, 3, 3}) + constTensorIR("b", {6}) +
+           "  %s : int[] = prim::Constant[value=[2]]()\n"
+           "  %p : int[] = prim::Constant[value=[1]]()\n"
+           "  %d : int[] = prim::Constant[value=[1]]()\n"
+           "  %op : int[] = prim::Constant[value=[0]]()\n"
+           "  %f : bool = prim::Constant[value=0]()\n"
+           "  %t : bool = prim::Constant[value=1]()\n"
+           "  %g : int = prim::Constant[value=6]()\n"
+           "  %y : Tensor = aten::_convolution(%x, %w, %b, %s, %p, %d, %f, %op, %g, %f, %f, %t, %t)\n"
+           "  return (%y)\n")
+      .inputs({at::randn({1, 6, 17, 19})})
+      .tolerance(Tolerance{0, 0})
+      .expectKernel("aten::_convolution", kOut)
+      .run();
+}
+
 TEST(OutDepthwise, InputsLeftToATen) {
   const Geometry g{16, {3, 3}, {1, 1}, {1, 1}, {1, 1}};
   // Channels-last inputs; double.
