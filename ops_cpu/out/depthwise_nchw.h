@@ -1,7 +1,7 @@
 #pragma once
 // Direct depthwise convolution over contiguous NCHW float planes (groups == in channels
-// == out channels, one filter per channel): reads the input and writes the output in
-// place, with no temporaries.
+// == out channels, one filter per channel): reads the NCHW input and writes the NCHW
+// output directly, with no temporaries.
 //
 // Why it exists: ATen runs a depthwise conv through oneDNN, which first reorders the
 // NCHW input into a blocked layout (nChw8c/nChw16c), computes into a blocked output and
