@@ -93,16 +93,8 @@ TEST_P(ConvCapture, HeldResultsAreNotOverwritten) {
   const std::string model = GetParam();
   auto module = Module::load(zooModel(model), planned());
   auto rt = module->createRuntime();
-  ModelInputs in1 = loadInputs(zooFile(model + ".inputs.pt"));
-  ModelInputs in2 = loadInputs(zooFile(model + ".inputs2.pt"));
-  for (int i = 0; i < 3; ++i) rt->run(in1.args, in1.kwargs);
-  c10::IValue held = rt->run(in1.args, in1.kwargs);
-  c10::IValue copy = cloneInputs(ModelInputs{{held}, {}}).args[0];
-  for (int i = 0; i < 3; ++i) {
-    rt->run(in2.args, in2.kwargs);
-    rt->run(in1.args, in1.kwargs);
-  }
-  EXPECT_EQ(compareIValues(held, copy, Tolerance{0, 0}), "");
+  testing::expectHeldOutputsSurvive(*rt, loadInputs(zooFile(model + ".inputs.pt")),
+                                    loadInputs(zooFile(model + ".inputs2.pt")), /*warmup=*/3, /*rounds=*/3);
 }
 
 TEST_P(ConvCapture, WithoutPlanningConvIsNotRetained) {

@@ -129,15 +129,8 @@ TEST_P(ZooManagedOutputs, HeldResultsNeverOverwritten) {
   const std::string& m = GetParam();
   auto module = Module::load(zooModel(m), managedOutputs());
   auto rt = module->createRuntime();
-  ModelInputs in1 = loadInputs(zooFile(m + ".inputs.pt"));
-  ModelInputs in2 = loadInputs(zooFile(m + ".inputs2.pt"));
-  c10::IValue held = rt->run(in1.args, in1.kwargs);
-  c10::IValue copy = cloneInputs(ModelInputs{{held}, {}}).args[0];
-  for (int i = 0; i < 3; ++i) {
-    rt->run(in2.args, in2.kwargs);
-    rt->run(in1.args, in1.kwargs);
-  }
-  EXPECT_EQ(compareIValues(held, copy, Tolerance{0, 0}), "");
+  testing::expectHeldOutputsSurvive(*rt, loadInputs(zooFile(m + ".inputs.pt")), loadInputs(zooFile(m + ".inputs2.pt")),
+                                    /*warmup=*/0, /*rounds=*/3);
 }
 
 INSTANTIATE_TEST_SUITE_P(All, ZooManagedOutputs,

@@ -43,4 +43,15 @@ void expectMatchesJit(const std::string& model_path, const Options& options,
   }
 }
 
+void expectHeldOutputsSurvive(Runtime& rt, const ModelInputs& held, const ModelInputs& other, int warmup, int rounds) {
+  for (int i = 0; i < warmup; ++i) rt.run(held.args, held.kwargs);
+  c10::IValue outputs = rt.run(held.args, held.kwargs);
+  c10::IValue copy = cloneInputs(ModelInputs{{outputs}, {}}).args[0];
+  for (int i = 0; i < rounds; ++i) {
+    rt.run(other.args, other.kwargs);
+    rt.run(held.args, held.kwargs);
+  }
+  EXPECT_EQ(compareIValues(outputs, copy, Tolerance{0, 0}), "");
+}
+
 }  // namespace brisk::testing

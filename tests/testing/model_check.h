@@ -8,6 +8,10 @@
 #include "core/options.h"
 #include "tools/ivalue_compare.h"
 
+namespace brisk {
+class Runtime;
+}
+
 namespace brisk::testing {
 
 // Path of a zoo file in the test's runfiles ("mlp" -> .../tools/zoo/mlp.pt).
@@ -22,5 +26,11 @@ std::string runfile(const std::string& path);
 // unchanged. Reports failures through gtest.
 void expectMatchesJit(const std::string& model_path, const Options& options,
                       const std::vector<std::string>& input_files, Tolerance tol = {});
+
+// Outputs a caller holds are never overwritten by later runs: runs `rt` `warmup` times
+// on `held`, holds the next run's outputs, then runs `other` and `held` alternately
+// `rounds` times and checks the held outputs bit for bit against a copy taken when
+// they were returned.
+void expectHeldOutputsSurvive(Runtime& rt, const ModelInputs& held, const ModelInputs& other, int warmup, int rounds);
 
 }  // namespace brisk::testing
