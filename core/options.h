@@ -26,6 +26,12 @@ struct Options {
   bool use_native = true;        // false: skip native kernels (prim ops too)
   // Run every node through the TorchScript operator (debugging, A/B checks).
   bool fallback_only = false;
+  // Linear layers with frozen fp32 weights run brisk's own kernel (ops_cpu/out/
+  // small_gemm.h) for inputs of up to 8 rows: weights packed once at load, no BLAS call.
+  // Faster than OpenBLAS's sgemm_ at these sizes and free of its process-wide lock (so
+  // caller threads scale), but not bit-identical to ATen (another FMA order; differences
+  // in the last bits). false: ATen's exact sgemm_ call for every linear.
+  bool small_gemm = true;
 
   // --- Inputs ----------------------------------------------------------------------
   // Fix each tensor input's dtype and rank on the first successful run (or from the

@@ -63,7 +63,8 @@ std::vector<std::string> asStrings(const std::string& key, const py::handle& v) 
 
 const char* const kOptionNames =
     "plugins, default_plugins_optional, plugin_path, optimize_numerics, use_out_variants, use_native, "
-    "fallback_only, strict_inputs, memory_planning, planner, manage_output_tensors, inplace_reuse, plan_kernel_scratch, max_runtimes, runtime_idle_ms, max_parallel_ops, "
+    "fallback_only, strict_inputs, memory_planning, planner, manage_output_tensors, inplace_reuse, "
+    "plan_kernel_scratch, small_gemm, max_runtimes, runtime_idle_ms, max_parallel_ops, "
     "intra_op_threads, inter_op_threads, openblas_threads";
 
 // One keyword per brisk::Options field (core/options.h), same names.
@@ -83,6 +84,8 @@ Options toOptions(const py::dict& kwargs) {
     else if (key == "planner") o.planner = asString(key, v);
     else if (key == "manage_output_tensors") o.manage_output_tensors = asBool(key, v);
     else if (key == "inplace_reuse") o.inplace_reuse = asBool(key, v);
+    else if (key == "small_gemm")
+      o.small_gemm = asBool(key, v);
     else if (key == "plan_kernel_scratch") o.plan_kernel_scratch = asBool(key, v);
     else if (key == "max_runtimes") o.max_runtimes = static_cast<size_t>(asInt(key, v, 0));
     else if (key == "runtime_idle_ms") o.runtime_idle_ms = asInt(key, v, 0);

@@ -20,10 +20,12 @@ std::string compareIValues(const c10::IValue& a, const c10::IValue& e, Tolerance
     }
     if (x.numel() == 0) return "";
     if (x.is_floating_point() || x.is_complex()) {
-      if (at::allclose(x, y, tol.rtol, tol.atol, /*equal_nan=*/true)) return "";
+      double atol = tol.atol;
+      if (tol.atol_scale > 0) atol += tol.atol_scale * at::nan_to_num(y.abs(), 0, 0, 0).max().item<double>();
+      if (at::allclose(x, y, tol.rtol, atol, /*equal_nan=*/true)) return "";
       std::ostringstream os;
-      os << path << ": max abs diff " << (x - y).abs().max().item<double>() << " (rtol " << tol.rtol
-         << ", atol " << tol.atol << ")";
+      os << path << ": max abs diff " << (x - y).abs().max().item<double>() << " (rtol " << tol.rtol << ", atol "
+         << atol << ")";
       return os.str();
     }
     return at::equal(x, y) ? "" : path + ": integer/bool tensors differ";

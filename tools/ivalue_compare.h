@@ -6,9 +6,16 @@
 
 namespace brisk {
 
+// Floating tensors match when |actual - expected| <= atol_eff + rtol * |expected|
+// element-wise, with atol_eff = atol + atol_scale * (largest finite |expected| of that
+// tensor). The scaled term is what makes fp32 comparisons meaningful across kernels
+// that sum in another order (a product over K terms carries rounding errors relative
+// to the terms' size, not to the result's: an output that cancels to near 0 is as
+// uncertain as its largest neighbours). {0, 0, 0} demands equal bits.
 struct Tolerance {
   double rtol = 1e-5;
   double atol = 1e-8;
+  double atol_scale = 1e-6;
 };
 
 // "" when equal (tensors: same dtype/shape, allclose; others: ==), else the first

@@ -49,7 +49,7 @@ TEST(NativeTransformer, EncoderLayerBitExact) {
       OpTester(encoderLayerIR(gelu, norm_first))
           .inputs(with(at::randn({1, 8, kE}), layerWeights()))
           .inputs(with(at::randn({3, 12, kE}), layerWeights()))
-          .tolerance(Tolerance{0, 0})
+          .tolerance(Tolerance{0, 0, 0})
           .expectKernel("aten::_transformer_encoder_layer_fwd", kNative)
           .run();
     }
@@ -69,7 +69,9 @@ TEST(NativeTransformer, EncoderLayerFrozenWeightsBitExact) {
              "  %E : int = prim::Constant[value=16]()\n"
              "  %H : int = prim::Constant[value=4]()\n"
              "  %f : bool = prim::Constant[value=0]()\n"
-             "  %nf : bool = prim::Constant[value=" + (norm_first ? "1" : "0") + "]()\n"
+             "  %nf : bool = prim::Constant[value=" +
+             (norm_first ? "1" : "0") +
+             "]()\n"
              "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
              "  %none : NoneType = prim::Constant()\n"
              "  %y : Tensor = aten::_transformer_encoder_layer_fwd(%src, %E, %H, %qw, %qb, %pw, %pb, %f, %nf, %eps, "
@@ -77,7 +79,7 @@ TEST(NativeTransformer, EncoderLayerFrozenWeightsBitExact) {
              "  return (%y)\n")
         .inputs({at::randn({1, 8, kE})})
         .inputs({at::randn({3, 12, kE})})
-        .tolerance(Tolerance{0, 0})
+        .tolerance(Tolerance{0, 0, 0})
         .expectKernel("aten::_transformer_encoder_layer_fwd", kNative)
         .run();
   }
@@ -96,7 +98,7 @@ TEST(NativeTransformer, MultiHeadAttentionFrozenWeightsBitExact) {
            "  return (%r)\n")
       .inputs({at::randn({1, 6, kE}), at::randn({1, 6, kE}), at::randn({1, 6, kE})})
       .inputs({at::randn({2, 11, kE}), at::randn({2, 11, kE}), at::randn({2, 11, kE})})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::_native_multi_head_attention", kNative)
       .run();
 }
@@ -124,7 +126,7 @@ graph(%src : Tensor, %qw : Tensor, %qb : Tensor, %pw : Tensor, %pb : Tensor, %n1
   return (%y))IR")
       .inputs(with(at::randn({2, 5, kE}), layerWeights()))
       .inputs(with(at::randn({4, 9, kE}), layerWeights()))
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::_transformer_encoder_layer_fwd", kNative)
       .run();
 }
@@ -167,7 +169,7 @@ TEST(NativeTransformer, MultiHeadAttentionBitExact) {
         OpTester(mhaIR(need_weights, average, with_mask))
             .inputs(mhaInputs(1, 6, with_mask))
             .inputs(mhaInputs(3, 10, with_mask))
-            .tolerance(Tolerance{0, 0})
+            .tolerance(Tolerance{0, 0, 0})
             .expectKernel("aten::_native_multi_head_attention", kNative)
             .run();
       }
@@ -194,7 +196,7 @@ graph(%t : Tensor, %mask : Tensor):
   return (%y))IR")
       .inputs(inputs(2, 5))
       .inputs(inputs(4, 9))
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::_nested_tensor_from_mask", kNative)
       .expectKernel("aten::to_padded_tensor", kNative)
       .run();

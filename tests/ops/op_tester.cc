@@ -70,7 +70,7 @@ void OpTester::run() {
       std::vector<c10::IValue> shared = in;
       runtime->run(shared);
       EXPECT_EQ(compareIValues(c10::ivalue::Tuple::create(in), c10::ivalue::Tuple::create(pristine.args),
-                               Tolerance{0, 0}, "inputs"),
+                               Tolerance{0, 0, 0}, "inputs"),
                 "")
           << "the op modified its inputs";
     }

@@ -42,7 +42,7 @@ TEST(OutActivations, ReluNaN) {
   OpTester(unaryIR("aten::relu"))
       .inputs({at::tensor({1.f, NAN, -1.f})})
       .inputs({at::tensor({NAN, 2.f, -3.f, 0.f, NAN})})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::relu", kOut)
       .run();
 }
@@ -60,7 +60,7 @@ TEST(OutActivations, ReluSmallLoopAndLargeExact) {
   OpTester(unaryIR("aten::relu"))
       .inputs({special(at::randn({1, 512}))})
       .inputs({special(at::randn({4, 8192}))})  // 32768 elements: ATen's kernel
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::relu", kOut)
       .run();
 }

@@ -1,7 +1,15 @@
 // Out-variant kernels of ops_cpu/out/conv_linear.cc against the interpreter.
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -114,16 +122,23 @@ TEST(OutConvLinear, LinearConstWeight3dAndNonContiguous) {
       .run();
 }
 
-// Frozen fp32 weights run as the BLAS call ATen's addmm makes, on a contiguous W^T
-// made at load: the results must be bit-identical to the interpreter's linear for one
-// row (batch 1) and for many, with and without bias, 2-D and N-D.
+Options exactBlas() {
+  Options o;
+  o.small_gemm = false;
+  return o;
+}
+
+// With small_gemm off, frozen fp32 weights run as the BLAS call ATen's addmm makes, on a
+// contiguous W^T made at load: the results must be bit-identical to the interpreter's
+// linear for one row (batch 1) and for many, with and without bias, 2-D and N-D.
 TEST(OutConvLinear, LinearFrozenWeightBitExact) {
   OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {96, 80}) + constTensorIR("b", {96}) +
            "  %y : Tensor = aten::linear(%x, %w, %b)\n"
            "  return (%y)\n")
       .inputs({at::randn({1, 80})})
       .inputs({at::randn({37, 80})})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
+      .options(exactBlas())
       .expectKernel("aten::linear", kOut)
       .run();
   OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {96, 80}) +
@@ -132,20 +147,22 @@ TEST(OutConvLinear, LinearFrozenWeightBitExact) {
            "  return (%y)\n")
       .inputs({at::randn({1, 1, 80})})
       .inputs({at::randn({3, 5, 80})})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
+      .options(exactBlas())
       .expectKernel("aten::linear", kOut)
       .run();
 }
 
-// One output feature (N == 1: ATen uses another GEMM orientation) and non-contiguous
-// inputs take at::cpu::addmm_out; still bit-identical.
+// With small_gemm off, one output feature (N == 1: ATen uses another GEMM orientation)
+// and non-contiguous inputs take at::cpu::addmm_out; still bit-identical.
 TEST(OutConvLinear, LinearFrozenWeightOtherLayoutsBitExact) {
   OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {1, 64}) + constTensorIR("b", {1}) +
            "  %y : Tensor = aten::linear(%x, %w, %b)\n"
            "  return (%y)\n")
       .inputs({at::randn({1, 64})})
       .inputs({at::randn({9, 64})})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
+      .options(exactBlas())
       .expectKernel("aten::linear", kOut)
       .run();
   OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {24, 16}) + constTensorIR("b", {24}) +
@@ -153,9 +170,121 @@ TEST(OutConvLinear, LinearFrozenWeightOtherLayoutsBitExact) {
            "  return (%y)\n")
       .inputs({at::randn({16, 2}).t()})
       .inputs({at::randn({16, 11}).t()})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
+      .options(exactBlas())
       .expectKernel("aten::linear", kOut)
       .run();
+}
+
+// --- linear at small batch: brisk's packed kernel (ops_cpu/out/small_gemm.h) -----------
+
+const char* kSmallLinearIR = "  %y : Tensor = aten::linear(%x, %w, %b)\n  return (%y)\n";
+
+std::string smallLinearIR(int64_t n, int64_t k, bool bias) {
+  return "graph(%x : Tensor):\n" + constTensorIR("w", {n, k}) +
+         (bias ? constTensorIR("b", {n}) : std::string("  %b : NoneType = prim::Constant()\n")) + kSmallLinearIR;
+}
+
+// The constant constTensorIR builds: sin(arange(numel)) reshaped.
+at::Tensor irConstant(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return at::sin(at::arange(n)).reshape(shape);
+}
+
+// x W^T + b in small_gemm's documented order: +0, one fma per k ascending, then + b.
+at::Tensor fmaOrderLinear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  const int64_t k = w.size(1), n = w.size(0);
+  at::Tensor x2 = x.reshape({-1, k}).contiguous();
+  at::Tensor y = at::empty({x2.size(0), n});
+  auto xa = x2.accessor<float, 2>();
+  auto wa = w.accessor<float, 2>();
+  auto ya = y.accessor<float, 2>();
+  for (int64_t i = 0; i < x2.size(0); ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk) acc = std::fma(xa[i][kk], wa[j][kk], acc);
+      ya[i][j] = b.defined() ? acc + b[j].item<float>() : acc;
+    }
+  std::vector<int64_t> sizes = x.sizes().vec();
+  sizes.back() = n;
+  return y.reshape(sizes);
+}
+
+// Inputs of several ranks in one Module.
+Options anyRank() {
+  Options o;
+  o.strict_inputs = false;
+  return o;
+}
+
+bool bitEqual(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
+         std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(), a.numel() * a.element_size()) == 0;
+}
+
+std::string kernelDetail(const Module& m, const std::string& op) {
+  for (const NodeKernelInfo& info : m.kernelReport())
+    if (info.op == op) return info.detail;
+  return "";
+}
+
+// Default options: inputs of up to 8 rows (N-D inputs count every leading dim) run the
+// packed kernel, bit for bit its documented order; 9 rows and more take ATen's addmm,
+// bit-identical to the interpreter's linear.
+TEST(OutConvLinear, LinearSmallBatchRunsThePackedKernel) {
+  for (bool bias : {true, false}) {
+    SCOPED_TRACE(bias ? "bias" : "no bias");
+    auto m = Module::fromIR(smallLinearIR(70, 80, bias), anyRank(), "small-linear");
+    EXPECT_NE(kernelDetail(*m, "aten::linear").find("small_gemm"), std::string::npos);
+    const at::Tensor w = irConstant({70, 80});
+    const at::Tensor b = bias ? irConstant({70}) : at::Tensor();
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{1, 80}, {3, 80}, {8, 80}, {2, 4, 80}, {1, 1, 80}, {80}}) {
+      at::Tensor x = at::randn(shape);
+      at::Tensor y = m->run({x}).toTensor();
+      EXPECT_TRUE(bitEqual(y, fmaOrderLinear(x, w, b))) << "rows " << x.numel() / 80;
+    }
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{9, 80}, {37, 80}, {3, 5, 80}}) {
+      at::Tensor x = at::randn(shape);
+      at::Tensor y = m->run({x}).toTensor();
+      EXPECT_TRUE(bitEqual(y, at::linear(x, w, b.defined() ? c10::optional<at::Tensor>(b) : c10::nullopt)))
+          << "rows " << x.numel() / 80;
+    }
+  }
+}
+
+// Against the interpreter (fp32 tolerance scaled to the outputs), repeated runs and
+// shapes that grow and shrink: one output feature (deepandwide's head), widths across
+// vector, block and panel edges, with and without bias, non-contiguous inputs (ATen).
+TEST(OutConvLinear, LinearSmallBatchMatchesInterpreter) {
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{1, 64}, {7, 5}, {33, 17}, {130, 40}}) {
+    for (bool bias : {true, false}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k) + (bias ? " bias" : ""));
+      OpTester(smallLinearIR(n, k, bias))
+          .inputs({at::randn({1, k})})
+          .inputs({at::randn({5, k})})
+          .inputs({at::randn({2, 3, k})})
+          .inputs({at::randn({k, 4}).t()})
+          .inputs({at::randn({20, k})})
+          .tolerance(Tolerance{1e-5, 1e-6, 1e-6})
+          .options(anyRank())
+          .expectKernel("aten::linear", kOut)
+          .run();
+    }
+  }
+}
+
+// Intra-op threads split the weight's panels; the bits do not change.
+TEST(OutConvLinear, LinearSmallBatchThreadsGiveTheSameBits) {
+  const int before = at::get_num_threads();
+  auto m = Module::fromIR(smallLinearIR(300, 200, true), Options{}, "small-linear");
+  const at::Tensor x = at::randn({4, 200});
+  const at::Tensor want = fmaOrderLinear(x, irConstant({300, 200}), irConstant({300}));
+  at::set_num_threads(2);
+  at::Tensor y2 = m->run({x}).toTensor().clone();
+  at::set_num_threads(before);
+  EXPECT_TRUE(bitEqual(y2, want));
+  EXPECT_TRUE(bitEqual(m->run({x}).toTensor(), want));
 }
 
 TEST(OutConvLinear, LinearRuntimeWeight) {

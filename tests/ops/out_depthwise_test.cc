@@ -53,7 +53,7 @@ std::string depthwiseIR(const Geometry& g) {
 void expectExact(const Geometry& g, const std::vector<std::vector<int64_t>>& shapes) {
   OpTester t(depthwiseIR(g));
   for (const auto& s : shapes) t.inputs({at::randn(s)});
-  t.tolerance(Tolerance{0, 0}).expectKernel("aten::conv2d", kOut).run();
+  t.tolerance(Tolerance{0, 0, 0}).expectKernel("aten::conv2d", kOut).run();
 }
 
 TEST(OutDepthwise, MobileNetLayers) {
@@ -121,7 +121,7 @@ TEST(OutDepthwise, WeightAndBiasAsInputs) {
   OpTester(kDepthwiseInputsIR)
       .inputs({at::randn({1, 16, 20, 40}), at::randn({16, 1, 3, 3}), at::randn({16})})
       .inputs({at::randn({2, 16, 9, 9}), at::randn({16, 1, 3, 3}), at::randn({16})})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::conv2d", kOut)
       .run();
 }
@@ -139,7 +139,7 @@ TEST(OutDepthwise, ConvolutionUnderscore) {
            "  return (%y)\n")
       .inputs({at::randn({1, 12, 33, 35})})
       .inputs({at::randn({2, 12, 8, 8})})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::_convolution", kOut)
       .run();
 }
@@ -157,7 +157,7 @@ TEST(OutDepthwise, ConvolutionUnderscoreOneValueForBothDimensions) {
            "  %y : Tensor = aten::_convolution(%x, %w, %b, %s, %p, %d, %f, %op, %g, %f, %f, %t, %t)\n"
            "  return (%y)\n")
       .inputs({at::randn({1, 6, 17, 19})})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::_convolution", kOut)
       .run();
 }
@@ -168,13 +168,13 @@ TEST(OutDepthwise, InputsLeftToATen) {
   OpTester(depthwiseIR(g))
       .inputs({at::randn({2, 16, 10, 12}).contiguous(at::MemoryFormat::ChannelsLast)})
       .inputs({at::randn({1, 16, 7, 30}).contiguous(at::MemoryFormat::ChannelsLast)})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::conv2d", kOut)
       .run();
   OpTester(kDepthwiseInputsIR)
       .inputs({at::randn({1, 16, 10, 12}, at::kDouble), at::randn({16, 1, 3, 3}, at::kDouble),
                at::randn({16}, at::kDouble)})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::conv2d", kOut)
       .run();
   // Two filters per channel; 1x1 depthwise (ATen's heuristics skip oneDNN there).

@@ -21,13 +21,13 @@ graph(%w : Tensor, %i : Tensor):
   OpTester(ir)
       .inputs({w, at::randint(0, 20, {2, 3}, at::kLong)})
       .inputs({w, at::randint(0, 20, {5, 9}, at::kLong)})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::embedding", kOut)
       .run();
   OpTester(ir)
       .inputs({w, at::randint(0, 20, {4}, at::kInt)})
       .inputs({w, at::randint(0, 20, {11}, at::kInt)})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::embedding", kOut)
       .run();
 }

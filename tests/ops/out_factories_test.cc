@@ -26,7 +26,7 @@ graph(%x : Tensor):
   return (%y))IR")
       .inputs({at::randint(0, 9, {2, 3}, at::kLong)})
       .inputs({at::randint(0, 9, {5, 4}, at::kLong)})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::arange.start_step", kOut)
       .run();
 }
@@ -45,7 +45,7 @@ graph(%end : int, %fend : float):
   return (%r))IR")
       .inputs({int64_t{4}, 2.5})
       .inputs({int64_t{17}, 9.75})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::arange", kOut)
       .expectKernel("aten::arange.start", kOut)
       .expectKernel("aten::arange.start_step", kOut)
@@ -65,7 +65,7 @@ graph(%end : int):
   return (%r))IR")
       .inputs({int64_t{3}})
       .inputs({int64_t{12}})
-      .tolerance(Tolerance{0, 0})
+      .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::arange", kOut)
       .expectKernel("aten::arange.start", kOut)
       .run();

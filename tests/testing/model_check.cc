@@ -35,8 +35,8 @@ void expectMatchesJit(const std::string& model_path, const Options& options,
                                         : runtime->run(inputs.args, inputs.kwargs);
       EXPECT_EQ(compareIValues(actual, expected, tol), "");
       ModelInputs after{inputs.args, inputs.kwargs};
-      EXPECT_EQ(compareIValues(c10::ivalue::Tuple::create(after.args),
-                               c10::ivalue::Tuple::create(pristine.args), Tolerance{0, 0}, "args"),
+      EXPECT_EQ(compareIValues(c10::ivalue::Tuple::create(after.args), c10::ivalue::Tuple::create(pristine.args),
+                               Tolerance{0, 0, 0}, "args"),
                 "")
           << "brisk modified its inputs";
     }
@@ -51,7 +51,7 @@ void expectHeldOutputsSurvive(Runtime& rt, const ModelInputs& held, const ModelI
     rt.run(other.args, other.kwargs);
     rt.run(held.args, held.kwargs);
   }
-  EXPECT_EQ(compareIValues(outputs, copy, Tolerance{0, 0}), "");
+  EXPECT_EQ(compareIValues(outputs, copy, Tolerance{0, 0, 0}), "");
 }
 
 }  // namespace brisk::testing

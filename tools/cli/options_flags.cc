@@ -17,6 +17,8 @@ void CommonFlags::addTo(FlagParser& p) {
   p.addSwitch("no-out-variants", &use_out_variants, false, "do not use out-variant kernels");
   p.addSwitch("no-native", &use_native, false, "do not use native kernels (prim ops too)");
   p.addBool("fallback-only", &fallback_only, "run every node through the TorchScript operator");
+  p.addSwitch("no-small-gemm", &small_gemm, false,
+              "linear layers always call the BLAS as ATen does (default: brisk's own kernel for inputs of <= 8 rows)");
   p.addSwitch("no-strict-inputs", &strict_inputs, false,
               "do not fix input dtype/rank on the first run");
   p.addSwitch("no-memory-planning", &memory_planning, false,
@@ -55,6 +57,7 @@ Options CommonFlags::options() const {
   o.use_out_variants = use_out_variants;
   o.use_native = use_native;
   o.fallback_only = fallback_only;
+  o.small_gemm = small_gemm;
   o.strict_inputs = strict_inputs;
   o.memory_planning = memory_planning;
   o.planner = planner;
@@ -81,12 +84,12 @@ std::string describeOptions(const Options& o) {
   os << "plugins=" << joinList(o.plugins) << " default_plugins_optional=" << o.default_plugins_optional
      << " plugin_path=" << joinList(o.plugin_path) << " optimize_numerics=" << o.optimize_numerics
      << " use_out_variants=" << o.use_out_variants << " use_native=" << o.use_native
-     << " fallback_only=" << o.fallback_only << " strict_inputs=" << o.strict_inputs
+     << " fallback_only=" << o.fallback_only << " small_gemm=" << o.small_gemm << " strict_inputs=" << o.strict_inputs
      << " memory_planning=" << o.memory_planning << " planner=" << o.planner
      << " manage_output_tensors=" << o.manage_output_tensors << " inplace_reuse=" << o.inplace_reuse
-     << " plan_kernel_scratch=" << o.plan_kernel_scratch
-     << " max_runtimes=" << o.max_runtimes << " runtime_idle_ms=" << o.runtime_idle_ms
-     << " max_parallel_ops=" << o.max_parallel_ops << " inter_op_threads=" << o.inter_op_threads;
+     << " plan_kernel_scratch=" << o.plan_kernel_scratch << " max_runtimes=" << o.max_runtimes
+     << " runtime_idle_ms=" << o.runtime_idle_ms << " max_parallel_ops=" << o.max_parallel_ops
+     << " inter_op_threads=" << o.inter_op_threads;
   return os.str();
 }
 
@@ -102,6 +105,7 @@ std::string optionsJson(const Options& o) {
       .add("use_out_variants", json::boolean(o.use_out_variants))
       .add("use_native", json::boolean(o.use_native))
       .add("fallback_only", json::boolean(o.fallback_only))
+      .add("small_gemm", json::boolean(o.small_gemm))
       .add("strict_inputs", json::boolean(o.strict_inputs))
       .add("memory_planning", json::boolean(o.memory_planning))
       .add("planner", json::str(o.planner))

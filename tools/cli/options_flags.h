@@ -24,6 +24,7 @@ struct CommonFlags {
   std::string planner = "greedy_by_size";
   bool manage_output_tensors = false;
   bool inplace_reuse = true;
+  bool small_gemm = true;
   bool plan_kernel_scratch = true;
   int64_t max_runtimes = -1;     // -1 = keep the default
   int64_t runtime_idle_ms = -1;  // -1 = keep the default
