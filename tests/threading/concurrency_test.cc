@@ -76,15 +76,39 @@ TEST(Concurrency, PoolMaximumMakesCallersWait) {
   hammer("mlp", o, 8, 100);
   auto m = Module::load(zooModel("mlp"), o);
   const ModelInputs in = loadInputs(zooFile("mlp.inputs.pt"));
-  std::vector<std::thread> pool;
+  std::atomic<int> ready{0};
+  std::vector<std::thread> callers;
   for (int t = 0; t < 8; ++t)
-    pool.emplace_back([&] {
+    callers.emplace_back([&] {
+      ++ready;
+      while (ready.load() < 8) std::this_thread::yield();
       for (int i = 0; i < 50; ++i) m->run(in.args);
     });
-  for (auto& th : pool) th.join();
-  const RuntimePoolStats s = m->stats().pool;
-  EXPECT_LE(s.peak, 2u);
-  EXPECT_GT(s.waits, 0u);
+  for (auto& th : callers) th.join();
+  EXPECT_LE(m->stats().pool.peak, 2u);
+
+  // The wait itself, without depending on timing (mlp runs may never overlap): with both
+  // runtimes leased, a third borrower blocks until one is returned.
+  RuntimePool pool([&] { return std::make_unique<Runtime>(*m, nullptr); }, 2, 0);
+  auto a = std::make_unique<RuntimePool::Lease>(pool.borrow());
+  auto b = std::make_unique<RuntimePool::Lease>(pool.borrow());
+  std::atomic<bool> got{false};
+  std::thread third([&] {
+    RuntimePool::Lease c = pool.borrow();
+    got = true;
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (pool.stats().waits == 0 && !got.load() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::yield();
+  EXPECT_FALSE(got.load()) << "a third runtime was handed out beyond the maximum of 2";
+  EXPECT_EQ(pool.stats().live, 2u);
+  a.reset();  // the third borrower gets this runtime
+  third.join();
+  EXPECT_TRUE(got.load());
+  const RuntimePoolStats s = pool.stats();
+  EXPECT_EQ(s.peak, 2u);
+  EXPECT_EQ(s.created, 2u);
+  EXPECT_EQ(s.waits, 1u);
 }
 
 TEST(Concurrency, IdleRuntimesAreFreed) {
