@@ -60,10 +60,10 @@ constexpr int kMaxRows = 4;
 // Vectors of 8 columns per block for a block of R rows: R * V accumulators, V weight
 // vectors (shared by the rows) and a broadcast must fit the 16 ymm registers. One row
 // reads its weights straight into the FMAs, so it can afford 8 accumulators: enough
-// independent chains to hide the FMA latency.
-// Block widths (64, 32, 16, 16 columns) all divide the panel width.
+// independent chains to hide the FMA latency. The block widths (64, 32, 16 and 16
+// columns) all divide the panel width, so only a panel's last block is ever partial.
 constexpr int vectorsFor(int rows) { return rows == 1 ? 8 : rows == 2 ? 4 : 2; }
-static_assert(kSmallGemmPanelCols % (8 * kLanes) == 0);
+static_assert(kSmallGemmPanelCols % (vectorsFor(1) * kLanes) == 0);
 
 // Lanes [0, n) set, for the last, partial vector of a block.
 inline __m256i laneMask(int64_t n) {
@@ -128,8 +128,8 @@ void block(const float* x, int64_t ldx, const float* w, int64_t ldw, const float
 // Runs block<R, vectors, partial>: the row's last block may need fewer vectors than
 // vectorsFor(R).
 template <int R, int V = 1>
-void blockOf(int64_t vectors, bool partial, const float* x, int64_t ldx, const float* w, int64_t ldw,
-             const float* bias, float* y, int64_t ldy, int64_t k, int64_t last_lanes) {
+void blockOf(int64_t vectors, bool partial, const float* x, int64_t ldx, const float* w, int64_t ldw, const float* bias,
+             float* y, int64_t ldy, int64_t k, int64_t last_lanes) {
   if constexpr (V < vectorsFor(R)) {
     if (vectors > V) return blockOf<R, V + 1>(vectors, partial, x, ldx, w, ldw, bias, y, ldy, k, last_lanes);
   }
@@ -141,8 +141,8 @@ void blockOf(int64_t vectors, bool partial, const float* x, int64_t ldx, const f
 
 // Columns [0, cols) of one panel (row stride `width`) for R consecutive rows.
 template <int R>
-void rowBlock(const float* x, int64_t ldx, const float* panel, int64_t width, const float* bias, float* y,
-              int64_t ldy, int64_t k, int64_t cols) {
+void rowBlock(const float* x, int64_t ldx, const float* panel, int64_t width, const float* bias, float* y, int64_t ldy,
+              int64_t k, int64_t cols) {
   constexpr int64_t kBlockCols = int64_t{vectorsFor(R)} * kLanes;
   for (int64_t j = 0; j < cols; j += kBlockCols) {
     const int64_t n = std::min(kBlockCols, cols - j);
@@ -168,10 +168,18 @@ void smallGemm(const float* x, int64_t ldx, const float* packed, const float* bi
       const float* xi = x + i * ldx;
       float* yi = y + i * ldy + j;
       switch (std::min<int64_t>(kMaxRows, m - i)) {
-        case 1: rowBlock<1>(xi, ldx, panel, width, bj, yi, ldy, k, cols); break;
-        case 2: rowBlock<2>(xi, ldx, panel, width, bj, yi, ldy, k, cols); break;
-        case 3: rowBlock<3>(xi, ldx, panel, width, bj, yi, ldy, k, cols); break;
-        default: rowBlock<4>(xi, ldx, panel, width, bj, yi, ldy, k, cols); break;
+        case 1:
+          rowBlock<1>(xi, ldx, panel, width, bj, yi, ldy, k, cols);
+          break;
+        case 2:
+          rowBlock<2>(xi, ldx, panel, width, bj, yi, ldy, k, cols);
+          break;
+        case 3:
+          rowBlock<3>(xi, ldx, panel, width, bj, yi, ldy, k, cols);
+          break;
+        default:
+          rowBlock<4>(xi, ldx, panel, width, bj, yi, ldy, k, cols);
+          break;
       }
     }
   }
