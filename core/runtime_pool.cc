@@ -53,9 +53,9 @@ RuntimePool::Lease RuntimePool::borrow() {
 void RuntimePool::giveBack(std::unique_ptr<Runtime> rt) {
   std::vector<std::unique_ptr<Runtime>> to_free;  // destroyed outside the lock
   bool wake = false;
+  const auto now = Clock::now();  // read before locking: keeps the critical section short
   {
     std::lock_guard<std::mutex> lock(mu_);
-    const auto now = Clock::now();
     if (idle_limit_.count() > 0) {
       // Oldest idle runtimes sit at the front.
       size_t n = 0;
