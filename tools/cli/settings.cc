@@ -59,7 +59,7 @@ std::string openBlasCoreNote(const Settings& s) {
   return std::string("note: OpenBLAS runs its generic Prescott (SSE3) kernels on this ") +
          (std::string(better) == "SkylakeX" ? "AVX-512" : "AVX2") +
          " CPU (a CPU it does not know); export OPENBLAS_CORETYPE=" + better +
-         " for several times faster sgemm (brisk and the interpreter alike)";
+         " for several times faster sgemm (the interpreter's, and brisk's linear beyond 8 rows)";
 }
 
 std::string describeSettings(const Settings& s) {
