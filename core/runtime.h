@@ -30,7 +30,13 @@ struct ForkClaim {
   std::atomic<bool> claimed{false};
   Task body;
   void runIfUnclaimed() {
-    if (!claimed.exchange(true, std::memory_order_acq_rel)) body();
+    if (claimed.exchange(true, std::memory_order_acq_rel)) return;
+    // The thread that runs the body drops its captures (child, arguments, future) as
+    // soon as it returns, instead of when the claim is released at the end of the run:
+    // the fork's argument tensors are freed as early as the interpreter frees them.
+    Task run;
+    run.swap(body);
+    run();
   }
 };
 
