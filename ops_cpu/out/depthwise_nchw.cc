@@ -6,19 +6,15 @@
 
 #include <algorithm>
 
+#include "ops_cpu/out/cpu_features.h"
+
 // The vector helpers below are always inlined into target-specific callers, so the
 // AVX argument-passing ABI note GCC emits for them does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace brisk::ops_cpu::out {
 
-bool depthwiseDirectAvailable() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
-  }();
-  return yes;
-}
+bool depthwiseDirectAvailable() { return cpuHasAvx2Fma(); }
 
 // Everything below is compiled for AVX2 + FMA (lambdas included, which a per-function
 // target attribute would not cover); callers check depthwiseDirectAvailable() first.

@@ -6,19 +6,15 @@
 #include <algorithm>
 #include <utility>
 
+#include "ops_cpu/out/cpu_features.h"
+
 // The vector helpers below are always inlined into target-specific callers, so the
 // AVX argument-passing ABI note GCC emits for them does not apply.
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace brisk::ops_cpu::out {
 
-bool smallGemmAvailable() {
-  static const bool yes = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
-  }();
-  return yes;
-}
+bool smallGemmAvailable() { return cpuHasAvx2Fma(); }
 
 namespace {
 
