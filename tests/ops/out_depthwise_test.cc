@@ -126,17 +126,26 @@ TEST(OutDepthwise, WeightAndBiasAsInputs) {
       .run();
 }
 
+// aten::_convolution (stride 2, padding 1, dilation 1, output padding 0) over
+// `channels` channels with a frozen depthwise 3x3 weight and bias; each int[] argument
+// has one value per spatial dimension, or one value for both.
+std::string convolutionUnderscoreIR(int64_t channels, bool one_value_lists) {
+  auto list = [one_value_lists](int64_t v) { return one_value_lists ? ints({v}) : ints({v, v}); };
+  return "graph(%x : Tensor):\n" + constTensorIR("w", {channels, 1, 3, 3}) + constTensorIR("b", {channels}) +
+         "  %s : int[] = prim::Constant[value=" + list(2) + "]()\n" + "  %p : int[] = prim::Constant[value=" + list(1) +
+         "]()\n" + "  %d : int[] = prim::Constant[value=" + list(1) + "]()\n" +
+         "  %op : int[] = prim::Constant[value=" + list(0) + "]()\n" +
+         "  %f : bool = prim::Constant[value=0]()\n"
+         "  %t : bool = prim::Constant[value=1]()\n"
+         "  %g : int = prim::Constant[value=" +
+         std::to_string(channels) +
+         "]()\n"
+         "  %y : Tensor = aten::_convolution(%x, %w, %b, %s, %p, %d, %f, %op, %g, %f, %f, %t, %t)\n"
+         "  return (%y)\n";
+}
+
 TEST(OutDepthwise, ConvolutionUnderscore) {
-  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {12, 1, 3, 3}) + constTensorIR("b", {12}) +
-           "  %s : int[] = prim::Constant[value=[2, 2]]()\n"
-           "  %p : int[] = prim::Constant[value=[1, 1]]()\n"
-           "  %d : int[] = prim::Constant[value=[1, 1]]()\n"
-           "  %op : int[] = prim::Constant[value=[0, 0]]()\n"
-           "  %f : bool = prim::Constant[value=0]()\n"
-           "  %t : bool = prim::Constant[value=1]()\n"
-           "  %g : int = prim::Constant[value=12]()\n"
-           "  %y : Tensor = aten::_convolution(%x, %w, %b, %s, %p, %d, %f, %op, %g, %f, %f, %t, %t)\n"
-           "  return (%y)\n")
+  OpTester(convolutionUnderscoreIR(12, /*one_value_lists=*/false))
       .inputs({at::randn({1, 12, 33, 35})})
       .inputs({at::randn({2, 12, 8, 8})})
       .tolerance(Tolerance{0, 0, 0})
@@ -146,16 +155,7 @@ TEST(OutDepthwise, ConvolutionUnderscore) {
 
 TEST(OutDepthwise, ConvolutionUnderscoreOneValueForBothDimensions) {
   // _convolution expands one-element stride/padding/dilation lists itself.
-  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {6, 1, 3, 3}) + constTensorIR("b", {6}) +
-           "  %s : int[] = prim::Constant[value=[2]]()\n"
-           "  %p : int[] = prim::Constant[value=[1]]()\n"
-           "  %d : int[] = prim::Constant[value=[1]]()\n"
-           "  %op : int[] = prim::Constant[value=[0]]()\n"
-           "  %f : bool = prim::Constant[value=0]()\n"
-           "  %t : bool = prim::Constant[value=1]()\n"
-           "  %g : int = prim::Constant[value=6]()\n"
-           "  %y : Tensor = aten::_convolution(%x, %w, %b, %s, %p, %d, %f, %op, %g, %f, %f, %t, %t)\n"
-           "  return (%y)\n")
+  OpTester(convolutionUnderscoreIR(6, /*one_value_lists=*/true))
       .inputs({at::randn({1, 6, 17, 19})})
       .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::_convolution", kOut)

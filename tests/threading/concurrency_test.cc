@@ -70,21 +70,27 @@ TEST(Concurrency, EightThreadsWithParallelExecutor) {
   hammer("inception_nofork", o, 8, 50);
 }
 
+// `threads` callers that start together (none runs before all exist), each calling
+// m.run `runs` times.
+void runTogether(const Module& m, const ModelInputs& in, int threads, int runs) {
+  std::atomic<int> ready{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < threads; ++t)
+    callers.emplace_back([&] {
+      ++ready;
+      while (ready.load() < threads) std::this_thread::yield();
+      for (int i = 0; i < runs; ++i) m.run(in.args);
+    });
+  for (auto& th : callers) th.join();
+}
+
 TEST(Concurrency, PoolMaximumMakesCallersWait) {
   Options o;
   o.max_runtimes = 2;
   hammer("mlp", o, 8, 100);
   auto m = Module::load(zooModel("mlp"), o);
   const ModelInputs in = loadInputs(zooFile("mlp.inputs.pt"));
-  std::atomic<int> ready{0};
-  std::vector<std::thread> callers;
-  for (int t = 0; t < 8; ++t)
-    callers.emplace_back([&] {
-      ++ready;
-      while (ready.load() < 8) std::this_thread::yield();
-      for (int i = 0; i < 50; ++i) m->run(in.args);
-    });
-  for (auto& th : callers) th.join();
+  runTogether(*m, in, 8, 50);
   EXPECT_LE(m->stats().pool.peak, 2u);
 
   // The wait itself, without depending on timing (mlp runs may never overlap): with both
@@ -119,17 +125,7 @@ TEST(Concurrency, IdleRuntimesAreFreed) {
   // Four callers start together; on a loaded machine their runs of this fast model may
   // still never overlap, leaving one runtime and nothing idle to free, so the burst is
   // repeated (a bounded number of times) until the pool has held two runtimes at once.
-  for (int attempt = 0; attempt < 50 && m->stats().pool.peak < 2; ++attempt) {
-    std::atomic<int> ready{0};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < 4; ++t)
-      pool.emplace_back([&] {
-        ++ready;
-        while (ready.load() < 4) std::this_thread::yield();
-        for (int i = 0; i < 20; ++i) m->run(in.args);
-      });
-    for (auto& th : pool) th.join();
-  }
+  for (int attempt = 0; attempt < 50 && m->stats().pool.peak < 2; ++attempt) runTogether(*m, in, 4, 20);
   ASSERT_GE(m->stats().pool.peak, 2u);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   m->run(in.args);  // returning a lease frees the idle ones
