@@ -104,7 +104,7 @@ class CaptureAllocator final : public c10::Allocator {
  public:
   explicit CaptureAllocator(c10::Allocator* base) : base_(base) {}
 
-  c10::DataPtr allocate(size_t nbytes) const override {
+  c10::DataPtr allocate(size_t nbytes) override {
     AllocationHook* h = t_hook;
     if (!h) return base_->allocate(nbytes);
     if (void* p = h->serve(nbytes)) {
@@ -125,6 +125,11 @@ class CaptureAllocator final : public c10::Allocator {
     return d;
   }
   c10::DeleterFnPtr raw_deleter() const override { return &rawDelete; }
+  // Storage::clone copies through here; every block this allocator hands out is plain
+  // host memory (the base's, the slab's or a private mapping), so memcpy is right.
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
 
  private:
   c10::Allocator* base_;

@@ -10,7 +10,7 @@ log=$(mktemp)
 # Tests always run (a green result from the disk cache proves nothing about this machine).
 bazel test //... --keep_going --cache_test_results=no "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
-/usr/bin/python3 tools/count_tests.py "$log" "$(bazel info bazel-testlogs 2>/dev/null)"
+/opt/brisk/venv/bin/python3 tools/count_tests.py "$log" "$(bazel info bazel-testlogs 2>/dev/null)"
 count_rc=$?
 rm -f "$log"
 [ "$rc" -eq 0 ] && [ "$count_rc" -eq 0 ]

@@ -188,13 +188,13 @@ std::unique_ptr<Kernel> multiHeadAttention(KernelBuildContext& b) {
                            t[1].get(ctx).unsafeGetTensorImpl()->key_set().has(cpu) &&
                            t[2].get(ctx).unsafeGetTensorImpl()->key_set().has(cpu);
         auto w = [&](size_t i) -> const at::Tensor& { return dense && wt[i].defined() ? wt[i] : t[i].get(ctx); };
-        auto fn = direct ? &at::native::native_multi_head_attention : &at::_native_multi_head_attention;
+        auto fn = direct ? &at::native::native_multi_head_attention_cpu : &at::_native_multi_head_attention;
         auto r = fn(t[0].get(ctx), t[1].get(ctx), t[2].get(ctx), e, h, w(3), t[4].get(ctx), w(5), t[6].get(ctx), mask,
                     nw, avg, mask_type.get(ctx));
         ctx.output(0) = std::move(std::get<0>(r));
         ctx.output(1) = std::move(std::get<1>(r));
       },
-      "at::native::native_multi_head_attention (W^T contiguous)");
+      "at::native::native_multi_head_attention_cpu (W^T contiguous)");
 }
 
 // _nested_tensor_from_mask(Tensor t, Tensor mask, bool mask_check=True): registered for

@@ -16,6 +16,7 @@
 #include <ATen/ops/select_native.h>
 #include <ATen/ops/slice_native.h>
 #include <ATen/ops/split_native.h>
+#include <ATen/ops/split_with_sizes_native.h>
 #include <ATen/ops/squeeze_native.h>
 #include <ATen/ops/t_native.h>
 #include <ATen/ops/to_native.h>
@@ -51,7 +52,7 @@ at::Tensor reshapeFast(const at::Tensor& t, c10::IntArrayRef proposed) {
   auto stride = at::detail::computeStride(t.sizes(), t.strides(), shape);
   if (stride) return at::native::_reshape_alias(t, shape, *stride);
   // Not viewable: the interpreter's reshape copies (clone + _unsafe_view).
-  return at::native::reshape_symint(t, c10::fromIntArrayRef(proposed));
+  return at::native::reshape_symint(t, c10::fromIntArrayRefSlow(proposed));
 }
 
 std::unique_ptr<Kernel> makeView(KernelBuildContext& b) {
@@ -134,7 +135,7 @@ std::unique_ptr<Kernel> makeSelect(KernelBuildContext&) {
       [](KernelContext& ctx) {
         const at::Tensor& t = ctx.tensor(0);
         const int64_t dim = ctx.input(1).toInt(), index = ctx.input(2).toInt();
-        ctx.output(0) = plainCpu(t) ? at::native::select(t, dim, index) : t.select(dim, index);
+        ctx.output(0) = plainCpu(t) ? at::native::select_symint(t, dim, c10::SymInt(index)) : t.select(dim, index);
       },
       "at::native::select");
 }
@@ -234,7 +235,7 @@ std::unique_ptr<Kernel> makeSplitSizes(KernelBuildContext& b) {
         c10::IntArrayRef s = sizes.get(ctx, buf);
         const at::Tensor& t = ctx.tensor(0);
         const int64_t dim = ctx.input(2).toInt();
-        ctx.output(0) = plainCpu(t) ? at::native::split(t, s, dim) : t.split(s, dim);
+        ctx.output(0) = plainCpu(t) ? at::native::split_with_sizes(t, s, dim) : t.split(s, dim);
       },
       "at::native::split (sizes)");
 }

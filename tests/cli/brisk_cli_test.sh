@@ -147,7 +147,7 @@ expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --profile --trace $TMP/trac
   "^top [0-9]+ of [0-9]+ ops by time:" " out-variant +ops_cpu +aten::linear" \
   "^kernel time per run: [0-9.]+ us median" "^framework overhead per node: \([0-9.]+ - [0-9.]+\) us / 5.0 nodes = -?[0-9.]+ ns$" \
   "^trace: $TMP/trace.json \(one run, [0-9]+ events"
-/usr/bin/python3 -c '
+/opt/brisk/venv/bin/python3 -c '
 import json, sys
 t = json.load(open(sys.argv[1]))
 assert any(e["ph"] == "X" and e["name"].startswith("aten::linear") for e in t["traceEvents"]), "no linear events"
@@ -156,7 +156,7 @@ assert p["runs"] >= 1 and len(p["nodes"]) == 5 and p["ops"], p
 ' "$TMP/trace.json" "$TMP/profile.json" || fail "bench --profile: trace or JSON invalid"
 expect_ok "bench inception_fork --rounds 1 --iters 2 --warmup 1 --trace $TMP/fork.json --top 3" \
   "^top 3 of [0-9]+ nodes by time:" "aten::wait" "^trace: "
-/usr/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))["traceEvents"]' "$TMP/fork.json" \
+/opt/brisk/venv/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))["traceEvents"]' "$TMP/fork.json" \
   || fail "bench --trace (fork): invalid JSON"
 expect_error 2 "bench mlp --rounds 1 --iters 1 --trace $TMP/no/such/dir/t.json" "cannot write trace"
 

@@ -52,7 +52,7 @@ graph(%i : int):
 
 class CountingHandler : public c10::WarningHandler {
  public:
-  void process(const c10::SourceLocation&, const std::string& msg, const bool) override { messages.push_back(msg); }
+  void process(const c10::Warning& w) override { messages.push_back(w.msg()); }
   std::vector<std::string> messages;
 };
 
@@ -70,7 +70,7 @@ graph(%a : Tensor, %msg : str):
 // as the message and asserts.)
 TEST(NativeMessages, WarnOncePerNode) {
   CountingHandler handler;
-  c10::Warning::WarningHandlerGuard guard(&handler);
+  c10::WarningUtils::WarningHandlerGuard guard(&handler);
   auto m = Module::fromIR(kWarnIR);
   bool found = false;
   for (const NodeKernelInfo& info : m->kernelReport()) {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `bazel run //tools/bench:compare -- [--models ...] [--rounds N] [--quick]`: runs
-# compare.py with Debian's /usr/bin/python3 (which has torch) and the brisk binding from
+# compare.py with Debian's /opt/brisk/venv/bin/python3 (which has torch) and the brisk binding from
 # the runfiles. A shell wrapper rather than py_binary: Bazel 4.2's Python stub starts
 # with `#!/usr/bin/env python`, and a fresh Debian 12 has no `python` command.
 set -eu
@@ -12,4 +12,4 @@ else
   R="${TEST_SRCDIR:?cannot find the runfiles of //tools/bench:compare}"
 fi
 export PYTHONPATH="$R/brisk/python/site:$R/brisk/tools/bench${PYTHONPATH:+:$PYTHONPATH}"
-exec /usr/bin/python3 "$R/brisk/tools/bench/compare.py" --zoo "$R/brisk/tools/zoo" "$@"
+exec /opt/brisk/venv/bin/python3 "$R/brisk/tools/bench/compare.py" --zoo "$R/brisk/tools/zoo" "$@"

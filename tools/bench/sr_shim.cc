@@ -2,33 +2,18 @@
 // (torch._C._jit_to_static_module) like its own __call__ does, but with the GIL released
 // while Static Runtime runs, as the interpreter's and brisk's Python calls do.
 //
-// Why: torch 1.13's StaticModule.__call__ (and runAsync) keep the GIL while the graph
-// runs. On a model with prim::fork, a fork task on the inter-op pool that frees a tensor
-// owning a Python object needs the GIL, while the caller holds it waiting in aten::wait:
-// a deadlock. compare.py hit it on inception_fork whenever the interpreter had run forks
-// earlier in the process (most runs of 20, never without the interpreter).
-//
-// Debian's libtorch-dev does not ship Static Runtime's headers, so the one member
-// function called is declared here; its symbol is exported by libtorch_cpu.so, and the
-// Python object is cast to it through torch's own pybind11 registration.
+// Why: StaticModule.__call__ (and runAsync) keep the GIL while the graph runs. On a
+// model with prim::fork, a fork task on the inter-op pool that frees a tensor owning a
+// Python object needs the GIL, while the caller holds it waiting in aten::wait: a
+// deadlock. compare.py hit it on inception_fork whenever the interpreter had run forks
+// earlier in the process.
 #include <pybind11/pybind11.h>
 #include <torch/csrc/jit/python/pybind_utils.h>
+#include <torch/csrc/jit/runtime/static/impl.h>
 
 #include <string>
 #include <unordered_map>
 #include <vector>
-
-namespace torch::jit {
-// Declaration only (layout never used): torch/csrc/jit/runtime/static/impl.h.
-class StaticModule {
- public:
-  c10::IValue operator()(std::vector<c10::IValue>&& args,
-                         const std::unordered_map<std::string, c10::IValue>& kwargs);
-
- private:
-  StaticModule() = delete;
-};
-}  // namespace torch::jit
 
 namespace py = pybind11;
 
