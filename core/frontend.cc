@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/fold_attributes.h"
 #include "core/graph.h"
 #include "core/options.h"
 
@@ -152,6 +153,8 @@ FrontendResult loadTorchScript(const std::string& path, const Options& options) 
   keep->graph = forward.graph();
   std::shared_ptr<jit::Graph>& jg = keep->graph;
   try {
+    if (!jg->inputs().empty() && jg->inputs()[0]->hasUses() && foldRemainingAttributes(keep->module, jg))
+      jit::EliminateDeadCode(jg);
     cleanUp(jg);
   } catch (const std::exception& e) {
     throw Error(Error::Where{path, "", ""}, "graph clean-up failed: " + describeException(e));

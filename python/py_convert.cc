@@ -24,7 +24,9 @@ c10::IValue convert(const py::handle& obj, const c10::TypePtr& declared, const s
     }
   }
   try {
-    return torch::jit::toTypeInferredIValue(obj);
+    // toIValue against Any infers the type inside libtorch_python. The header's inline
+    // toTypeInferredIValue would call a helper that torch 2.x no longer exports.
+    return torch::jit::toIValue(obj, c10::AnyType::get());
   } catch (const py::error_already_set&) {
     PyErr_Clear();
     throw Error(what + ": cannot convert a Python " + typeName(obj) + " to a TorchScript value");

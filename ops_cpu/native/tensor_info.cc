@@ -38,7 +38,10 @@ void registerTensorInfoKernels(PluginRegistrar& r) {
   reg(r, "aten::is_floating_point",
       [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).is_floating_point(); });
   reg(r, "aten::is_grad_enabled", [](KernelContext& ctx) { ctx.output(0) = c10::GradMode::is_enabled(); });
-  reg(r, "aten::is_autocast_enabled", [](KernelContext& ctx) { ctx.output(0) = at::autocast::is_enabled(); });
+  // The device-less op reads CUDA's autocast state (what torch.is_autocast_enabled()
+  // means without an argument).
+  reg(r, "aten::is_autocast_enabled",
+      [](KernelContext& ctx) { ctx.output(0) = at::autocast::is_autocast_enabled(at::kCUDA); });
 }
 
 }  // namespace brisk::ops_cpu::native

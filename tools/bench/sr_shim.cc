@@ -17,15 +17,18 @@
 
 namespace py = pybind11;
 
+// toIValue against Any infers the type inside libtorch_python (the header's inline
+// toTypeInferredIValue calls a helper torch 2.x does not export).
+
 PYBIND11_MODULE(_sr_shim, m) {
   m.doc() = "Static Runtime called with the GIL released (tools/bench/compare.py)";
   m.def("call", [](py::handle module, const py::args& args, const py::kwargs& kwargs) {
     auto& sm = py::cast<torch::jit::StaticModule&>(module);
     std::vector<c10::IValue> in;
     in.reserve(args.size());
-    for (const py::handle& a : args) in.push_back(torch::jit::toTypeInferredIValue(a));
+    for (const py::handle& a : args) in.push_back(torch::jit::toIValue(a, c10::AnyType::get()));
     std::unordered_map<std::string, c10::IValue> kw;
-    for (const auto& [k, v] : kwargs) kw.emplace(py::str(k), torch::jit::toTypeInferredIValue(v));
+    for (const auto& [k, v] : kwargs) kw.emplace(py::str(k), torch::jit::toIValue(v, c10::AnyType::get()));
     c10::IValue out;
     {
       py::gil_scoped_release nogil;
