@@ -3,16 +3,44 @@
 inter-op arena, a fork whose task raises, a loop of forks whose futures live in a list,
 and a model with two independent conv branches (no fork) for the parallel executor.
 
-Usage: /usr/bin/python3 fork_models.py OUT_DIR
+Usage: /opt/brisk/venv/bin/python3 fork_models.py OUT_DIR
 Writes <name>.pt plus <name>.inputs.pt ({"args": [...], "kwargs": {}}, pickle_load
 compatible, via tools/zoo/jit_pickle.py).
 """
 import os
 import sys
+import warnings
 from typing import List
 
-import torch
-import torch.nn as nn
+# Python's hash randomization changes the order in which TorchScript prints module
+# __constants__ (a set, e.g. Conv2d's), so the saved archives differ run to run without a
+# fixed seed (same fix as tools/zoo/export.py).
+if os.environ.get("PYTHONHASHSEED") != "0":
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.execv(sys.executable, [sys.executable] + sys.argv)
+
+# TorchScript stores each scripted function's source file name in the archives' debug
+# info, and Python gives a script run as `python3 PATH` an absolute __file__ (under Bazel,
+# the sandbox's execroot). Run this file's code again under its cwd-relative name
+# ("tests/threading/fork_models.py" from the workspace root or the execroot) so the
+# archives don't depend on where the workspace is (export.py does the same for models.py).
+if __name__ == "__main__" and os.path.isabs(__file__):
+    _rel = os.path.relpath(__file__)
+    if not _rel.startswith(".."):
+        with open(__file__) as _f:
+            _code = compile(_f.read(), _rel, "exec")
+        exec(_code, {"__name__": "__main__", "__file__": _rel, "__builtins__": __builtins__})
+        sys.exit(0)
+
+# TorchScript is deprecated (torch >= 2.11): torch.jit.script / save / fork / wait each
+# warn "`torch.jit.<fn>` is deprecated. Please ..." (FutureWarning from torch.jit's own
+# modules). Silence exactly those; the filter must be in place before the
+# @torch.jit.script decorators below run.
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated\. Please ",
+                        category=FutureWarning, module=r"torch\.jit\.")
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "zoo"))
 import jit_pickle  # noqa: E402

@@ -2,7 +2,7 @@
 """Write the brisk model zoo: <name>.pt, <name>.inputs.pt, <name>.inputs2.pt, <name>.expected.pt
 (and <name>.b<N>.inputs.pt for the models in models.BATCH_INPUTS).
 
-Usage: /usr/bin/python3 export.py --out DIR [--only NAME ...] [--verbose]
+Usage: /opt/brisk/venv/bin/python3 export.py --out DIR [--only NAME ...] [--verbose]
 
 Every model is saved with torch.jit.save, reloaded with torch.jit.load and checked
 against the eager module on both input sets (allclose rtol=1e-5, atol=1e-6); the reloaded
@@ -23,6 +23,16 @@ if os.environ.get("PYTHONHASHSEED") != "0":
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+
+import warnings  # noqa: E402
+
+# TorchScript is deprecated (torch >= 2.11): torch.jit.script / save / load / freeze /
+# fork / wait each warn "`torch.jit.<fn>` is deprecated. Please switch to `torch.compile`
+# or `torch.export`." (or "Please use `torch.compile` instead.") as a FutureWarning from
+# torch.jit's own modules. TorchScript is exactly what brisk runs, so silence those and
+# nothing else.
+warnings.filterwarnings("ignore", message=r"`torch\.jit\.\w+` is deprecated\. Please ",
+                        category=FutureWarning, module=r"torch\.jit\.")
 
 import torch  # noqa: E402
 
@@ -83,6 +93,16 @@ def _run(m, inputs):
         return m(*args, **kwargs)
 
 
+def _node_kinds(block, kinds=None):
+    """Node kinds in a graph or block, including those in nested blocks (prim::If, Loop)."""
+    kinds = set() if kinds is None else kinds
+    for n in block.nodes():
+        kinds.add(n.kind())
+        for b in n.blocks():
+            _node_kinds(b, kinds)
+    return kinds
+
+
 def export_one(name, out_dir, verbose=False):
     t0 = time.time()
     z = models.MODELS[name]()
@@ -114,7 +134,7 @@ def export_one(name, out_dir, verbose=False):
 
     n_nodes = len(list(frozen.graph.nodes()))
     if verbose:
-        kinds = sorted({n.kind() for n in frozen.graph.nodes()})
+        kinds = sorted(_node_kinds(frozen.graph))
         print(f"{name}: frozen nodes={n_nodes} ({time.time() - t0:.1f}s) kinds={kinds}")
     else:
         print(f"{name}: ok, frozen nodes={n_nodes} ({time.time() - t0:.1f}s)")

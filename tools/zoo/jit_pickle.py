@@ -1,8 +1,18 @@
-"""torch.save that C++ torch::jit::pickle_load (libtorch 1.13) can read.
+"""torch.save for files that C++ torch::jit::pickle_load reads (core/model_inputs.cc).
 
-The JIT unpickler implements APPENDS/SETITEMS but not the single-item APPEND/SETITEM
-opcodes that Python's pickler emits for one-element lists and dicts. This pickler
-always writes the batched forms (MARK ... APPENDS / SETITEMS), which both unpicklers read.
+What that reader (libtorch 2.14) requires: torch.save's zipfile format (not
+_use_new_zipfile_serialization=False) and pickle protocol 2 ("Only Pickle protocol 2 is
+supported"); values limited to what the JIT unpickler builds (tensors, ints, floats, bools,
+strings, None, and lists / tuples / plain dicts of them; no other Python classes, not even
+collections.OrderedDict). save() pins protocol 2 rather than relying on torch.save's
+default.
+
+The pickler also always writes the batched opcodes (MARK ... APPENDS / SETITEMS) instead
+of the single-item APPEND / SETITEM that Python's pickler emits for one-element lists and
+dicts. An older libtorch JIT unpickler did not accept the single-item forms; libtorch 2.14's
+pickle_load does (checked: plain torch.save output of every zoo and fork inputs file
+loads to the same values), so this is kept only so the files keep their exact bytes.
+Both Python's and the JIT unpickler read the batched forms.
 """
 import pickle
 import types
