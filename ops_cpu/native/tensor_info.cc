@@ -37,6 +37,13 @@ void registerTensorInfoKernels(PluginRegistrar& r) {
   reg(r, "prim::requires_grad", [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).requires_grad(); });
   reg(r, "aten::is_floating_point",
       [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).is_floating_point(); });
+  // prim::type(Device) -> str: the device type's lower-case name. CPU's string is made
+  // once (no allocation per run); other devices are named as the interpreter does.
+  reg(r, "prim::type", [](KernelContext& ctx) {
+    static const c10::IValue kCpu(std::string("cpu"));
+    const c10::DeviceType t = ctx.input(0).toDevice().type();
+    ctx.output(0) = t == c10::DeviceType::CPU ? kCpu : c10::IValue(c10::DeviceTypeName(t, /*lower_case=*/true));
+  });
   reg(r, "aten::is_grad_enabled", [](KernelContext& ctx) { ctx.output(0) = c10::GradMode::is_enabled(); });
   // The device-less op reads CUDA's autocast state (what torch.is_autocast_enabled()
   // means without an argument).

@@ -5,15 +5,11 @@
 // Each kernel calls the ATen CPU implementation the dispatcher would pick
 // (at::native::transformer_encoder_layer_forward, ...) directly: no boxing into an
 // IValue stack, no dispatcher hop, and the op's constant arguments (sizes, flags,
-// eps, frozen weights) read once at load. The computation is ATen's own, so results
-// are bit-identical to the interpreter. One change of layout, not of arithmetic: ATen
-// multiplies by weight.t(), so a frozen projection weight W is handed over as the
-// transposed view of a contiguous W^T copy made at load; the BLAS then packs a
-// contiguous operand (a plain copy instead of a strided gather: a few percent of the
-// layer at sequence length 64) and computes the same bits (see linear.cc; the per-op
-// tests compare with zero tolerance). Nested inputs keep the original weights. Inputs the CPU implementation does not serve
-// (other tensor kinds) go through the dispatcher's op, which is always correct. The
-// results are fresh tensors (kNative: the runtime neither retains nor plans them).
+// eps, frozen weights) read once at load. The computation is ATen's own on the same
+// operands, so results are bit-identical to the interpreter on any CPU. Inputs the CPU
+// implementation does not serve (other tensor kinds) go through the dispatcher's op,
+// which is always correct. The results are fresh tensors (kNative: the runtime neither
+// retains nor plans them).
 #include <ATen/ATen.h>
 #include <ATen/ops/_native_multi_head_attention_native.h>
 #include <ATen/ops/_nested_tensor_from_mask_native.h>
@@ -55,23 +51,6 @@ class TensorArg {
   bool is_const_ = false;
   at::Tensor value_;
 };
-
-// For each of `args`: the transposed view of a contiguous W^T copy when the argument
-// is a frozen dense 2-D float weight, else undefined (use the argument as it is).
-std::vector<at::Tensor> transposedWeights(const Node& n, std::initializer_list<size_t> indices) {
-  std::vector<at::Tensor> out;
-  for (size_t i : indices) {
-    at::Tensor w;
-    if (isConst(n, i) && constant(n, i).isTensor()) {
-      const at::Tensor& c = constant(n, i).toTensor();
-      if (c.dim() == 2 && c.layout() == c10::kStrided && c.is_cpu() && !c.is_quantized() &&
-          c10::isFloatingType(c.scalar_type()))
-        w = c.t().contiguous().t();
-    }
-    out.push_back(std::move(w));
-  }
-  return out;
-}
 
 std::vector<TensorArg> tensorArgs(const Node& n, std::initializer_list<size_t> indices) {
   std::vector<TensorArg> out;
@@ -136,27 +115,22 @@ std::unique_ptr<Kernel> encoderLayer(KernelBuildContext& b) {
   if (!embed_dim || !num_heads || !use_gelu || !norm_first || !eps) return nullptr;
   // src, the 12 weights/biases, mask.
   auto t = tensorArgs(n, {0, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 16, 17, 18});
-  // Same positions as t; only the four projection weights can be set.
-  auto wt = transposedWeights(n, {0, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 16, 17, 18});
-  for (size_t i : {0, 2, 4, 5, 6, 7, 8, 10, 12, 13}) wt[i] = at::Tensor();
   const int64_t e = *embed_dim, h = *num_heads;
   const bool gelu = *use_gelu, nf = *norm_first;
   const double ep = *eps;
   return lambda(
-      [t, wt, e, h, gelu, nf, ep, mask_type](KernelContext& ctx) {
+      [t, e, h, gelu, nf, ep, mask_type](KernelContext& ctx) {
         at::AutoDispatchBelowADInplaceOrView below_autograd;
         const at::Tensor& src = t[0].get(ctx);
         const c10::optional<at::Tensor> mask = t[13].optional(ctx);
         bool direct = cpuOrNestedCpu(src) && (!mask || cpuOrNestedCpu(*mask));
         for (size_t i = 1; direct && i < 13; ++i) direct = t[i].get(ctx).defined() && cpuOrNestedCpu(t[i].get(ctx));
-        const bool dense = direct && src.unsafeGetTensorImpl()->key_set().has(c10::DispatchKey::CPU);
-        auto w = [&](size_t i) -> const at::Tensor& { return dense && wt[i].defined() ? wt[i] : t[i].get(ctx); };
         auto fn = direct ? &at::native::transformer_encoder_layer_forward : &at::_transformer_encoder_layer_fwd;
-        ctx.output(0) = fn(src, e, h, w(1), t[2].get(ctx), w(3), t[4].get(ctx), gelu, nf, ep, t[5].get(ctx),
-                           t[6].get(ctx), t[7].get(ctx), t[8].get(ctx), w(9), t[10].get(ctx), w(11), t[12].get(ctx),
+        ctx.output(0) = fn(src, e, h, t[1].get(ctx), t[2].get(ctx), t[3].get(ctx), t[4].get(ctx), gelu, nf, ep, t[5].get(ctx),
+                           t[6].get(ctx), t[7].get(ctx), t[8].get(ctx), t[9].get(ctx), t[10].get(ctx), t[11].get(ctx), t[12].get(ctx),
                            mask, mask_type.get(ctx));
       },
-      "at::native::transformer_encoder_layer_forward (W^T contiguous)");
+      "at::native::transformer_encoder_layer_forward");
 }
 
 // _native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim,
@@ -172,29 +146,21 @@ std::unique_ptr<Kernel> multiHeadAttention(KernelBuildContext& b) {
   if (!embed_dim || !num_head || !need_weights || !average) return nullptr;
   // query, key, value, the 4 weights/biases, mask.
   auto t = tensorArgs(n, {0, 1, 2, 5, 6, 7, 8, 9});
-  // Same positions as t; only the two projection weights can be set.
-  auto wt = transposedWeights(n, {0, 1, 2, 5, 6, 7, 8, 9});
-  for (size_t i : {0, 1, 2, 4, 6, 7}) wt[i] = at::Tensor();
   const int64_t e = *embed_dim, h = *num_head;
   const bool nw = *need_weights, avg = *average;
   return lambda(
-      [t, wt, e, h, nw, avg, mask_type](KernelContext& ctx) {
+      [t, e, h, nw, avg, mask_type](KernelContext& ctx) {
         at::AutoDispatchBelowADInplaceOrView below_autograd;
         const c10::optional<at::Tensor> mask = t[7].optional(ctx);
         bool direct = !mask || cpuOrNestedCpu(*mask);
         for (size_t i = 0; direct && i < 7; ++i) direct = t[i].get(ctx).defined() && cpuOrNestedCpu(t[i].get(ctx));
-        const auto cpu = c10::DispatchKey::CPU;
-        const bool dense = direct && t[0].get(ctx).unsafeGetTensorImpl()->key_set().has(cpu) &&
-                           t[1].get(ctx).unsafeGetTensorImpl()->key_set().has(cpu) &&
-                           t[2].get(ctx).unsafeGetTensorImpl()->key_set().has(cpu);
-        auto w = [&](size_t i) -> const at::Tensor& { return dense && wt[i].defined() ? wt[i] : t[i].get(ctx); };
         auto fn = direct ? &at::native::native_multi_head_attention_cpu : &at::_native_multi_head_attention;
-        auto r = fn(t[0].get(ctx), t[1].get(ctx), t[2].get(ctx), e, h, w(3), t[4].get(ctx), w(5), t[6].get(ctx), mask,
+        auto r = fn(t[0].get(ctx), t[1].get(ctx), t[2].get(ctx), e, h, t[3].get(ctx), t[4].get(ctx), t[5].get(ctx), t[6].get(ctx), mask,
                     nw, avg, mask_type.get(ctx));
         ctx.output(0) = std::move(std::get<0>(r));
         ctx.output(1) = std::move(std::get<1>(r));
       },
-      "at::native::native_multi_head_attention_cpu (W^T contiguous)");
+      "at::native::native_multi_head_attention_cpu");
 }
 
 // _nested_tensor_from_mask(Tensor t, Tensor mask, bool mask_check=True): registered for
@@ -244,9 +210,30 @@ std::unique_ptr<Kernel> toPadded(KernelBuildContext& b) {
       "at::native::NestedTensor_to_padded_tensor_generic");
 }
 
+// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value,
+//   Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *,
+//   float? scale=None, bool enable_gqa=False): nn.MultiheadAttention's path when the
+// fused fast path does not apply (e.g. with a float mask). A static call of ATen's
+// op, which picks its CPU implementation (flash attention or the math path) itself.
+std::unique_ptr<Kernel> scaledDotProductAttention(KernelBuildContext& b) {
+  const Node& n = b.node();
+  if (n.inputs().size() != 8) return nullptr;
+  auto t = tensorArgs(n, {0, 1, 2, 3});
+  return lambda(
+      [t](KernelContext& ctx) {
+        const c10::IValue& scale = ctx.input(6);
+        ctx.output(0) = at::scaled_dot_product_attention(
+            t[0].get(ctx), t[1].get(ctx), t[2].get(ctx), t[3].optional(ctx), ctx.input(4).toDouble(),
+            ctx.input(5).toBool(), scale.isNone() ? c10::nullopt : c10::optional<double>(scale.toDouble()),
+            ctx.input(7).toBool());
+      },
+      "at::scaled_dot_product_attention");
+}
+
 }  // namespace
 
 void registerTransformerKernels(PluginRegistrar& r) {
+  r.native("aten::scaled_dot_product_attention", scaledDotProductAttention);
   r.native("aten::_transformer_encoder_layer_fwd", encoderLayer);
   r.native("aten::_native_multi_head_attention", multiHeadAttention);
   r.native("aten::_nested_tensor_from_mask", nestedFromMask);

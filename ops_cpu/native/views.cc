@@ -22,6 +22,7 @@
 #include <ATen/ops/to_native.h>
 #include <ATen/ops/transpose_native.h>
 #include <ATen/ops/unbind_native.h>
+#include <ATen/ops/unflatten_native.h>
 #include <ATen/ops/unsqueeze_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/SymIntArrayRef.h>
@@ -240,6 +241,21 @@ std::unique_ptr<Kernel> makeSplitSizes(KernelBuildContext& b) {
       "at::native::split (sizes)");
 }
 
+// unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) (attention's head split).
+std::unique_ptr<Kernel> makeUnflatten(KernelBuildContext& b) {
+  IntListArg sizes(b.node(), 2);
+  return viewKernel(
+      [sizes](KernelContext& ctx) {
+        IntVec buf;
+        c10::IntArrayRef s = sizes.get(ctx, buf);
+        const at::Tensor& t = ctx.tensor(0);
+        const int64_t dim = ctx.input(1).toInt();
+        ctx.output(0) = plainCpu(t) ? at::native::unflatten_symint(t, dim, c10::fromIntArrayRefSlow(s))
+                                    : t.unflatten(dim, s);
+      },
+      "at::native::unflatten");
+}
+
 std::unique_ptr<Kernel> makeUnbind(KernelBuildContext&) {
   return viewKernel(
       [](KernelContext& ctx) {
@@ -289,6 +305,7 @@ void registerViewKernels(PluginRegistrar& r) {
   r.native("aten::split.sizes", makeSplitSizes);
   r.native("aten::split", makeSplitSizes);
   r.native("aten::unbind.int", makeUnbind);
+  r.native("aten::unflatten.int", makeUnflatten);
   r.native("aten::to.dtype", makeToDtype);
 }
 

@@ -1,6 +1,7 @@
-// Tensor factories: arange (all three overloads).
+// Tensor factories: arange (all three overloads), full.
 #include <ATen/ATen.h>
 #include <ATen/ops/arange_native.h>
+#include <ATen/ops/fill_native.h>
 
 #include "ops_cpu/out/common.h"
 
@@ -51,9 +52,48 @@ std::unique_ptr<Kernel> arange(KernelBuildContext& b) {
   });
 }
 
+// full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype, Layout? layout,
+// Device? device, bool? pin_memory). As ATen's functional op: without a dtype the
+// result's dtype follows the fill value (bool, int64, complex or the default float).
+// Sizes and options may be run-time values; non-CPU devices, non-strided layouts and
+// pinned memory take the dispatcher's op.
+std::unique_ptr<Kernel> full(KernelBuildContext& b) {
+  if (numInputs(b) != 6) return nullptr;
+  const ScalarArg fill = scalarArg(b, 1);
+  return makeKernel("at::native::fill_", [fill](KernelContext& ctx) {
+    const at::DimVector size = ctx.input(0).toDimVector();
+    const c10::Scalar value = fill.get(ctx);
+    const c10::IValue& dtype = ctx.input(2);
+    const c10::IValue& layout = ctx.input(3);
+    const c10::IValue& device = ctx.input(4);
+    const c10::IValue& pin = ctx.input(5);
+    const bool plain = (layout.isNone() || layout.toLayout() == c10::kStrided) &&
+                       (device.isNone() || device.toDevice().is_cpu()) && (pin.isNone() || !pin.toBool());
+    if (!plain) {
+      ctx.output(0) = at::full(size, value, dtype.toOptional<c10::ScalarType>(), layout.toOptional<c10::Layout>(),
+                               device.toOptional<c10::Device>(), pin.toOptional<bool>());
+      return;
+    }
+    c10::ScalarType dt;
+    if (!dtype.isNone())
+      dt = dtype.toScalarType();
+    else if (value.isBoolean())
+      dt = at::kBool;
+    else if (value.isIntegral(false))
+      dt = at::kLong;
+    else if (value.isComplex())
+      dt = c10::toComplexType(defaultFloat());
+    else
+      dt = defaultFloat();
+    at::Tensor& o = sizedOut(ctx, size, at::TensorOptions().dtype(dt));
+    at::native::fill_(o, value);
+  });
+}
+
 }  // namespace
 
 void registerFactories(PluginRegistrar& r) {
+  r.outVariant("aten::full", full);
   r.outVariant("aten::arange", arange);
   r.outVariant("aten::arange.start", arange);
   r.outVariant("aten::arange.start_step", arange);

@@ -5,15 +5,16 @@
 // operations), unless Options::small_gemm is off. Everything below describes the other
 // inputs, and every linear when it is off.
 //
-// linear: a frozen weight W [N, K] is transposed into a contiguous W^T [K, N] copy once
-// at load: the BLAS then packs it with a plain copy instead of a strided gather, which
-// is 15-50% faster for one-row inputs (MLP/classifier heads at batch 1) and never
-// slower for larger ones. For contiguous fp32 inputs the kernel makes the BLAS call
-// ATen's addmm would make itself (blas.h: same sgemm_, same arguments), skipping
-// addmm_out's per-call overhead; otherwise it calls at::cpu::addmm_out / mm_out as
-// ATen's linear does. Either way every output bit equals ATen's linear on the W^T view
-// (the GEMM's arithmetic does not depend on how its operands were packed; the per-op
-// tests compare with zero tolerance).
+// linear: the weight W [N, K] is used as stored, as ATen's linear uses it (x W^T through
+// the W^T view). For contiguous fp32 inputs the kernel makes the BLAS call ATen's addmm
+// would make itself (blas.h: same sgemm_, same arguments), skipping addmm_out's per-call
+// overhead; otherwise it calls at::cpu::addmm_out / mm_out as ATen's linear does.
+// Either way it is ATen's own GEMM call on the same operands, so every output bit equals
+// ATen's linear on any CPU (the per-op tests compare with zero tolerance).
+//
+// (brisk used to keep a contiguous W^T copy, which OpenBLAS packed faster. MKL packs the
+// stored W as fast or faster -- the copy was 0.5-1.0x at 9-256 rows -- and a GEMM on a
+// differently laid-out operand may round differently, so the copy is gone.)
 #include <ATen/CPUFunctions.h>
 #include <ATen/ops/matmul_native.h>
 #include <ATen/ops/resize_native.h>
@@ -31,32 +32,32 @@ namespace {
 
 // --- linear ----------------------------------------------------------------------------
 
-// The sgemm_ call of ATen's addmm_out(y, bias, x, wt) (or mm_out(y, x, wt) without
-// bias) for row-major contiguous x [M, K], wt [K, N], y [M, N] with N > 1: ATen sees
-// y^T = wt^T x^T in column-major terms (transpose_c), copies the bias rows into y and
-// accumulates onto them (beta = 1; beta = 0 for mm).
-void blasLinear(const float* x, const float* wt, const float* bias, float* y, int64_t m, int64_t k, int64_t n) {
+// The sgemm_ call of ATen's addmm_out(y, bias, x, w.t()) (or mm_out(y, x, w.t())
+// without bias) for row-major contiguous x [M, K], w [N, K], y [M, N] with N > 1: ATen
+// sees y^T = w x^T in column-major terms (transpose_c; w read transposed), copies the
+// bias rows into y and accumulates onto them (beta = 1; beta = 0 for mm).
+void blasLinear(const float* x, const float* w, const float* bias, float* y, int64_t m, int64_t k, int64_t n) {
   if (bias)
     for (int64_t i = 0; i < m; ++i) std::memcpy(y + i * n, bias, n * sizeof(float));
-  blasSgemm('N', 'N', n, m, k, 1.0f, wt, n, x, k, bias ? 1.0f : 0.0f, y, n);
+  blasSgemm('T', 'N', n, m, k, 1.0f, w, k, x, k, bias ? 1.0f : 0.0f, y, n);
 }
 
 // Whether blasLinear applies: fp32 contiguous operands, 1-D bias, and the shapes for
 // which ATen takes exactly that call (N > 1: a one-column result uses another
 // orientation; ATen's own limits on int dimensions).
-bool blasLinearApplies(const at::Tensor& x, const at::Tensor& wt, const at::Tensor& bias) {
-  if (!haveBlasSgemm() || x.scalar_type() != at::kFloat || wt.scalar_type() != at::kFloat || !x.is_contiguous() ||
-      !wt.is_contiguous() || wt.dim() != 2)
+bool blasLinearApplies(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias) {
+  if (!haveBlasSgemm() || x.scalar_type() != at::kFloat || w.scalar_type() != at::kFloat || !x.is_contiguous() ||
+      !w.is_contiguous() || w.dim() != 2)
     return false;
-  const int64_t k = wt.size(0), n = wt.size(1);
+  const int64_t n = w.size(0), k = w.size(1);
   if (x.dim() < 1 || x.size(-1) != k || k < 1 || n < 2 || k > INT_MAX || n > INT_MAX || x.numel() / k > INT_MAX)
     return false;
   return !bias.defined() || (bias.scalar_type() == at::kFloat && bias.dim() == 1 && bias.size(0) == n &&
                              bias.is_contiguous() && isDenseCpu(bias));
 }
 
-// y = x W^T + b for weight `w` ([N, K]), its transpose `wt` (contiguous for frozen
-// weights, a view otherwise) and `bias` (undefined when absent).
+// y = x W^T + b for weight `w` ([N, K]), its transposed view `wt` and `bias` (undefined
+// when absent).
 void runLinear(KernelContext& ctx, const at::Tensor& w, const at::Tensor& wt, const at::Tensor& bias) {
   const at::Tensor& x = ctx.tensor(0);
   const bool has_bias = bias.defined();
@@ -66,8 +67,8 @@ void runLinear(KernelContext& ctx, const at::Tensor& w, const at::Tensor& wt, co
     return;
   }
   const int64_t dim = x.dim();
-  if (dim >= 2 && blasLinearApplies(x, wt, bias)) {
-    const int64_t k = wt.size(0), n = wt.size(1);
+  if (dim >= 2 && blasLinearApplies(x, w, bias)) {
+    const int64_t n = w.size(0), k = w.size(1);
     const int64_t m = x.numel() / k;
     c10::SmallVector<int64_t, 6> out_sizes(x.sizes().begin(), x.sizes().end());
     out_sizes.back() = n;
@@ -81,7 +82,7 @@ void runLinear(KernelContext& ctx, const at::Tensor& w, const at::Tensor& wt, co
       o = &ctx.output(0).toTensor();
     }
     if (m > 0)
-      blasLinear(x.data_ptr<float>(), wt.data_ptr<float>(), has_bias ? bias.data_ptr<float>() : nullptr,
+      blasLinear(x.data_ptr<float>(), w.data_ptr<float>(), has_bias ? bias.data_ptr<float>() : nullptr,
                  o->data_ptr<float>(), m, k, n);
     return;
   }
@@ -191,7 +192,7 @@ std::unique_ptr<Kernel> linear(KernelBuildContext& b) {
   }
   if (w.defined() && const_bias && b.options().small_gemm && smallGemmServes(w, bias)) {
     // Packed weight for small inputs; larger ones take ATen's addmm on the weight as
-    // given (no W^T copy: the packed copy is the one this kernel keeps).
+    // given.
     PackedLinear p = packLinear(w, bias);
     at::Tensor wt = w.t();
     return makeKernel(bias.defined() ? "brisk small_gemm (<= 8 rows) / at::cpu::addmm_out(bias, x, W^T)"
@@ -201,12 +202,8 @@ std::unique_ptr<Kernel> linear(KernelBuildContext& b) {
                       });
   }
   if (w.defined() && w.dim() == 2 && isDenseCpu(w) && const_bias) {
-    // Frozen weight: contiguous W^T made once (see the top of the file); `w` becomes a
-    // view of it, so the kernel holds one copy besides the graph's constant.
-    at::Tensor wt = w.t().contiguous();
-    w = wt.t();
-    return makeKernel(bias.defined() ? "sgemm_ / at::cpu::addmm_out(bias, x, W^T contiguous)"
-                                     : "sgemm_ / at::cpu::mm_out(x, W^T contiguous)",
+    at::Tensor wt = w.t();
+    return makeKernel(bias.defined() ? "sgemm_ / at::cpu::addmm_out(bias, x, W^T)" : "sgemm_ / at::cpu::mm_out(x, W^T)",
                       [w, wt, bias](KernelContext& ctx) { runLinear(ctx, w, wt, bias); });
   }
   // Weight / bias computed at run time (e.g. attention's in-projection chunks).

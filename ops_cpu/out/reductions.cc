@@ -1,4 +1,5 @@
-// Reductions: sum, sum.dim_IntList, mean, mean.dim (at::cpu::sum_out / mean_out).
+// Reductions: sum, sum.dim_IntList, mean, mean.dim (at::cpu::sum_out / mean_out), all
+// (at::cpu::all_out).
 #include <ATen/CPUFunctions.h>
 
 #include "ops_cpu/out/common.h"
@@ -82,9 +83,25 @@ std::unique_ptr<Kernel> reduceDims(KernelBuildContext& b) {
   return reduceKernel<kMean>(std::move(a));
 }
 
+// all(Tensor self): bool result (uint8 for uint8 inputs), as ATen's functional op.
+std::unique_ptr<Kernel> allKernel(KernelBuildContext& b) {
+  if (numInputs(b) != 1) return nullptr;
+  return makeKernel("at::cpu::all_out", [](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    if (!isDenseCpu(x)) {
+      ctx.output(0) = at::all(x);
+      return;
+    }
+    writeOut(
+        ctx, x.scalar_type() == at::kByte ? at::kByte : at::kBool, [&](at::Tensor& o) { at::cpu::all_out(o, x); },
+        [&] { return at::cpu::all(x); });
+  });
+}
+
 }  // namespace
 
 void registerReductions(PluginRegistrar& r) {
+  r.outVariant("aten::all", allKernel);
   r.outVariant("aten::sum", reduceAll<false>);
   r.outVariant("aten::sum.dim_IntList", reduceDims<false>);
   r.outVariant("aten::mean", reduceAll<true>);

@@ -131,9 +131,26 @@ std::unique_ptr<Kernel> zerosLike(KernelBuildContext& b) {
   });
 }
 
+// triu(Tensor self, int diagonal=0) (a causal mask's upper triangle).
+std::unique_ptr<Kernel> triu(KernelBuildContext& b) {
+  if (numInputs(b) != 2) return nullptr;
+  return makeKernel("at::cpu::triu_out", [](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    const int64_t diagonal = ctx.input(1).toInt();
+    if (!isDenseCpu(x)) {
+      ctx.output(0) = at::triu(x, diagonal);
+      return;
+    }
+    writeOut(
+        ctx, x.scalar_type(), [&](at::Tensor& o) { at::cpu::triu_out(o, x, diagonal); },
+        [&] { return at::cpu::triu(x, diagonal); });
+  });
+}
+
 }  // namespace
 
 void registerShapeCopy(PluginRegistrar& r) {
+  r.outVariant("aten::triu", triu);
   r.outVariant("aten::cat", cat);
   r.outVariant("aten::stack", stack);
   r.outVariant("aten::clone", clone);

@@ -87,5 +87,17 @@ graph(%x : Tensor):
       .run();
 }
 
+TEST(NativeTensorInfo, DeviceTypeName) {
+  OpTester(R"IR(
+graph(%x : Tensor):
+  %d : Device = prim::device(%x)
+  %s : str = prim::type(%d)
+  return (%s))IR")
+      .inputs({at::randn({2})})
+      .inputs({at::randn({3})})
+      .expectKernel("prim::type", kNative)
+      .run();
+}
+
 }  // namespace
 }  // namespace brisk::testing

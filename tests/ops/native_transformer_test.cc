@@ -1,6 +1,7 @@
 // ops_cpu native kernels for the fused transformer ops (ops_cpu/native/transformer.cc):
-// direct calls of ATen's CPU implementations, so results are bit-identical to the
-// interpreter's (zero tolerance), for batch/sequence shapes that grow between sets.
+// direct calls of ATen's CPU implementations on the same operands, so results are
+// bit-identical to the interpreter's on any CPU (zero tolerance: the arithmetic is ATen's
+// own, call for call), for batch/sequence shapes that grow between sets.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -56,8 +57,8 @@ TEST(NativeTransformer, EncoderLayerBitExact) {
   }
 }
 
-// Frozen weights (constants, as in a loaded model): the kernel hands ATen transposed
-// views of contiguous W^T copies; the results must still be bit-identical.
+// Frozen weights (constants, as in a loaded model), read once at load: the kernel hands
+// ATen the weights as stored, so the GEMMs inside are the interpreter's own calls.
 TEST(NativeTransformer, EncoderLayerFrozenWeightsBitExact) {
   for (bool norm_first : {false, true}) {
     SCOPED_TRACE(std::string("norm_first=") + (norm_first ? "1" : "0"));
@@ -199,6 +200,28 @@ graph(%t : Tensor, %mask : Tensor):
       .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::_nested_tensor_from_mask", kNative)
       .expectKernel("aten::to_padded_tensor", kNative)
+      .run();
+}
+
+// scaled_dot_product_attention: no mask, a float (additive) mask, a bool mask, causal,
+// an explicit scale; heads as a batch dimension.
+TEST(NativeTransformer, ScaledDotProductAttention) {
+  const std::string ir =
+      "graph(%q : Tensor, %k : Tensor, %v : Tensor, %m : Tensor?, %causal : bool, %scale : float?):\n"
+      "  %p : float = prim::Constant[value=0.]()\n"
+      "  %g : bool = prim::Constant[value=0]()\n"
+      "  %y : Tensor = aten::scaled_dot_product_attention(%q, %k, %v, %m, %p, %causal, %scale, %g)\n"
+      "  return (%y)\n";
+  const c10::IValue none;
+  OpTester(ir)
+      .inputs({at::randn({1, 2, 5, 8}), at::randn({1, 2, 5, 8}), at::randn({1, 2, 5, 8}), none, false, none})
+      .inputs({at::randn({2, 4, 7, 8}), at::randn({2, 4, 7, 8}), at::randn({2, 4, 7, 8}), at::randn({7, 7}), false,
+               none})
+      .inputs({at::randn({2, 4, 7, 8}), at::randn({2, 4, 7, 8}), at::randn({2, 4, 7, 8}),
+               at::rand({7, 7}) > 0.2, false, c10::IValue(0.5)})
+      .inputs({at::randn({1, 3, 6, 4}), at::randn({1, 3, 6, 4}), at::randn({1, 3, 6, 4}), none, true, none})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::scaled_dot_product_attention", kNative)
       .run();
 }
 

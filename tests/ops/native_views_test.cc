@@ -337,5 +337,19 @@ graph(%x : Tensor):
       .run();
 }
 
+// unflatten.int: attention's head split, with a -1 size and a negative dim.
+TEST(NativeViews, Unflatten) {
+  OpTester(
+      "graph(%a : Tensor):\n"
+      "  %d : int = prim::Constant[value=-1]()\n"
+      "  %s : int[] = prim::Constant[value=[4, -1]]()\n"
+      "  %c : Tensor = aten::unflatten(%a, %d, %s)\n"
+      "  return (%c)\n")
+      .inputs({at::randn({2, 16})})
+      .inputs({at::randn({5, 8}).t().contiguous().t()})
+      .expectKernel("aten::unflatten.int", kNative)
+      .run();
+}
+
 }  // namespace
 }  // namespace brisk::testing

@@ -128,9 +128,10 @@ Options exactBlas() {
   return o;
 }
 
-// With small_gemm off, frozen fp32 weights run as the BLAS call ATen's addmm makes, on a
-// contiguous W^T made at load: the results must be bit-identical to the interpreter's
-// linear for one row (batch 1) and for many, with and without bias, 2-D and N-D.
+// With small_gemm off, frozen fp32 weights run as the BLAS call ATen's addmm makes, with
+// the same operands (the weight as stored): the results must be bit-identical to the
+// interpreter's linear -- on any CPU, since both make one and the same sgemm_ call -- for
+// one row (batch 1) and for many, with and without bias, 2-D and N-D.
 TEST(OutConvLinear, LinearFrozenWeightBitExact) {
   OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {96, 80}) + constTensorIR("b", {96}) +
            "  %y : Tensor = aten::linear(%x, %w, %b)\n"

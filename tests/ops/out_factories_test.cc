@@ -71,5 +71,43 @@ graph(%end : int):
       .run();
 }
 
+// full: sizes from the graph (run-time list), dtype from the fill value (float, int,
+// bool) or given, as the transformer's mask construction does.
+TEST(OutFactories, FullInfersAndTakesDtype) {
+  for (const std::string fill : {"float = prim::Constant[value=-inf]()", "int = prim::Constant[value=3]()",
+                                 "float = prim::Constant[value=1.5]()"}) {
+    SCOPED_TRACE(fill);
+    OpTester("graph(%x : Tensor):\n  %v : " + fill +
+             "\n"
+             "  %none : NoneType = prim::Constant()\n"
+             "  %z : int = prim::Constant[value=0]()\n"
+             "  %n : int = aten::size(%x, %z)\n"
+             "  %s : int[] = prim::ListConstruct(%n, %n)\n"
+             "  %y : Tensor = aten::full(%s, %v, %none, %none, %none, %none)\n"
+             "  return (%y)\n")
+        .inputs({at::randn({3})})
+        .inputs({at::randn({7})})
+        .expectKernel("aten::full", kOut)
+        .run();
+  }
+  OpTester(
+      "graph(%x : Tensor):\n"
+      "  %v : int = prim::Constant[value=1]()\n"
+      "  %none : NoneType = prim::Constant()\n"
+      "  %dt : int = prim::Constant[value=5]()\n"
+      "  %bool : int = prim::Constant[value=11]()\n"
+      "  %z : int = prim::Constant[value=0]()\n"
+      "  %n : int = aten::size(%x, %z)\n"
+      "  %s : int[] = prim::ListConstruct(%n, %z)\n"
+      "  %y : Tensor = aten::full(%s, %v, %bool, %none, %none, %none)\n"
+      "  %w : Tensor = aten::full(%s, %n, %dt, %none, %none, %none)\n"
+      "  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %w)\n"
+      "  return (%r)\n")
+      .inputs({at::randn({2})})
+      .inputs({at::randn({4})})
+      .expectKernel("aten::full", kOut)
+      .run();
+}
+
 }  // namespace
 }  // namespace brisk::testing

@@ -2,6 +2,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -114,6 +116,30 @@ graph(%a : Tensor):
       .inputs({at::randn({2, 3})})
       .inputs({at::randn({5, 4})})
       .expectKernel("aten::zeros_like", kOut)
+      .run();
+}
+
+// triu as a causal mask builds it: a square of -inf above the diagonal, also with other
+// diagonals, batched, integer and non-contiguous inputs.
+TEST(OutShapeCopy, Triu) {
+  const char* ir =
+      "graph(%a : Tensor, %d : int):\n"
+      "  %c : Tensor = aten::triu(%a, %d)\n"
+      "  return (%c)\n";
+  OpTester(ir)
+      .inputs({at::full({4, 4}, -std::numeric_limits<float>::infinity()), c10::IValue(int64_t{1})})
+      .inputs({at::randn({8, 9}).t(), c10::IValue(int64_t{2})})
+      .expectKernel("aten::triu", kOut)
+      .run();
+  OpTester(ir)
+      .inputs({at::randn({2, 5, 7}), c10::IValue(int64_t{0})})
+      .inputs({at::randn({3, 6, 2}), c10::IValue(int64_t{-1})})
+      .expectKernel("aten::triu", kOut)
+      .run();
+  OpTester(ir)
+      .inputs({at::randint(0, 9, {6, 3}, at::kLong), c10::IValue(int64_t{-1})})
+      .inputs({at::randint(0, 9, {2, 8}, at::kLong), c10::IValue(int64_t{3})})
+      .expectKernel("aten::triu", kOut)
       .run();
 }
 
