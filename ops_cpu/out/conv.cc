@@ -1,8 +1,8 @@
 // Convolution: conv2d / _convolution.
 //
 // libtorch exposes no real out form (mkldnn_convolution's ".out" is a copy of the
-// functional result, and oneDNN/ideep headers are not shipped; libtorch_cpu exports no
-// dnnl_* symbols, and a second oneDNN from Debian's libdnnl in the process is risky), so
+// functional result; the wheel ships oneDNN's headers but not ideep's, and libtorch_cpu
+// exports no dnnl_* symbols, so its oneDNN cannot be called directly), so
 // the kernel calls at::native::_convolution directly (skipping the conv2d ->
 // convolution -> _convolution dispatcher hops and autograd wrappers) and stores its
 // fresh result. With memory planning the kernel has kind kOutVariant, so its output is
@@ -12,12 +12,17 @@
 // same values as the interpreter's (same kernel, same arguments). Without planning it
 // has kind kNative (a retained output would only hold memory between runs).
 //
-// Depthwise convs on contiguous float NCHW inputs skip oneDNN: depthwise_nchw.h computes
-// oneDNN's values directly into the (retained, planned) output, without the blocked
-// copies of input and output that set MobileNet's peak memory.
+// Large depthwise convs on contiguous float NCHW inputs skip oneDNN: depthwise_nchw.h
+// computes oneDNN's values directly into the (retained, planned) output, without the
+// blocked copies of input and output that set MobileNet's peak memory and dominate
+// oneDNN's time on large planes (see kDirectMinPlane).
 #include <ATen/Context.h>
 #include <ATen/ops/_convolution_native.h>
 #include <ATen/ops/conv2d.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "core/options.h"
 #include "core/output_capture.h"
@@ -98,14 +103,44 @@ bool oneDnnDepthwiseFits(const ConvDim& d) {
   return d.pad < extent && end_pad < extent;
 }
 
+// Where the direct kernel beats oneDNN 3.x (tools/bench:kernel_bench, one thread,
+// MobileNet-v2's 3x3 layers; both give the same bits, so this is speed and memory only):
+// on planes of 56x56 and more with an input of at least 1M floats it is 1.3-2.8x faster
+// (oneDNN's reorders into and out of its blocked layout dominate there); on smaller
+// planes oneDNN's blocked kernel is 1.5-3.6x faster, and at 112x112 with few channels
+// they are even.
+constexpr int64_t kDirectMinPlane = 56 * 56;
+constexpr int64_t kDirectMinInput = int64_t{1} << 20;
+
+// Environment variable BRISK_DEPTHWISE_DIRECT, read once when the plugin registers:
+// "auto" (default: the sizes above), "always" (every depthwise conv the direct kernel
+// can serve: for CPUs where the crossover lies elsewhere, and for the tests, which check
+// the kernel's bits on small shapes), "never" (always oneDNN).
+enum class DirectPolicy { kAuto, kAlways, kNever };
+DirectPolicy g_direct_policy = DirectPolicy::kAuto;
+
+void readDirectPolicy() {
+  const char* v = std::getenv("BRISK_DEPTHWISE_DIRECT");
+  const std::string s = v ? v : "";
+  if (s.empty() || s == "auto")
+    g_direct_policy = DirectPolicy::kAuto;
+  else if (s == "always")
+    g_direct_policy = DirectPolicy::kAlways;
+  else if (s == "never")
+    g_direct_policy = DirectPolicy::kNever;
+  else
+    throw std::invalid_argument("BRISK_DEPTHWISE_DIRECT must be auto, always or never, got '" + s + "'");
+}
+
 // Runs a depthwise conv (one filter per channel) on a contiguous float NCHW input with
 // depthwiseConv2dPlanes (depthwise_nchw.h): the values ATen's oneDNN path computes, bit
 // for bit, written straight into output 0 with no blocked temporaries. Only where ATen
 // would take that oneDNN path (oneDNN enabled; a filter larger than 1x1, which ATen's
-// heuristics send to oneDNN for any group count) and the CPU has FMA. False (nothing
-// done) otherwise.
+// heuristics send to oneDNN for any group count), the CPU has FMA and the conv is large
+// enough for the direct kernel to win. False (nothing done) otherwise.
 bool depthwiseDirect(const ConvArgs& a, KernelContext& ctx) {
-  if (a.transposed || a.groups < 2 || !depthwiseDirectAvailable()) return false;
+  if (g_direct_policy == DirectPolicy::kNever || a.transposed || a.groups < 2 || !depthwiseDirectAvailable())
+    return false;
   // _convolution also accepts one value for both dimensions; ATen expands it.
   if (a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return false;
   const at::Tensor& x = ctx.tensor(0);
@@ -123,6 +158,8 @@ bool depthwiseDirect(const ConvArgs& a, KernelContext& ctx) {
   ConvDim w{x.size(3), 1, wt.size(3), a.stride[1], a.padding[1], a.dilation[1]};
   if (convOutputSize(h) < 1 || convOutputSize(w) < 1) return false;
   if (!oneDnnDepthwiseFits(h) || !oneDnnDepthwiseFits(w)) return false;
+  if (g_direct_policy == DirectPolicy::kAuto && (h.in * w.in < kDirectMinPlane || x.numel() < kDirectMinInput))
+    return false;
 
   at::Tensor& o = sizedOut(ctx, {x.size(0), a.groups, h.out, w.out}, x.options());
   const float* in = x.data_ptr<float>();
@@ -210,6 +247,7 @@ std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
 }  // namespace
 
 void registerConv(PluginRegistrar& r) {
+  readDirectPolicy();
   r.outVariant("aten::conv2d", conv2d);
   r.outVariant("aten::_convolution", convolutionUnderscore);
 }
