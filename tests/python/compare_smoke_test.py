@@ -49,14 +49,16 @@ class QuickRun(unittest.TestCase):
     def test_settings_are_fixed_and_printed(self):
         s = self.report()["settings"]
         self.assertEqual(s["OMP_NUM_THREADS"], "1")
-        self.assertEqual(s["OPENBLAS_NUM_THREADS"], "1")
+        self.assertEqual(s["MKL_NUM_THREADS"], "1")
         self.assertIn("glibc.malloc.mmap_max=0", s["GLIBC_TUNABLES"])
-        self.assertNotEqual(s["OPENBLAS_CORETYPE"], "unset")
         self.assertEqual(s["torch.get_num_threads"], 1)
         self.assertIn("GLIBC_TUNABLES=glibc.malloc.mmap_max=0", self.proc.stdout)
         m = self.report()["machine"]
         for key in ("cpu", "nproc", "memory_gib", "torch"):
             self.assertIn(key, m)
+        # The kernel libraries of the torch build are named (read from torch.__config__).
+        self.assertIn("MKL", m["kernels"])
+        self.assertIn("oneDNN", m["kernels"])
 
     def test_every_executor_runs_and_agrees(self):
         results = self.report()["results"]

@@ -20,8 +20,8 @@ Peak memory is measured per executor in a separate process (this script with
 --memory-child): load the model and inputs, reset the peak (`echo 5 >
 /proc/self/clear_refs`), run, read VmHWM: the peak RSS increase over the loaded model.
 
-Threads and the allocator are fixed (one intra-op thread, OpenBLAS single-threaded,
-glibc malloc without mmap and trimming): the script re-executes itself with that
+Threads and the allocator are fixed (one intra-op thread, MKL single-threaded, glibc
+malloc without mmap and trimming): the script re-executes itself with that
 environment when it is missing, and prints it.
 
 Writes results/compare-<date>.{md,json,png} and results/latest.{md,json,png} in the
@@ -45,27 +45,16 @@ import time
 
 SETTINGS_ENV = collections.OrderedDict([
     ("OMP_NUM_THREADS", "1"),
-    ("OPENBLAS_NUM_THREADS", "1"),
     ("MKL_NUM_THREADS", "1"),
     # Without these, glibc returns large freed blocks to the OS and re-faults them on the
     # next run: conv nets then spend much of their time in page faults, differently in
-    # every process (BUILD_NOTES.md, "Threads and timing").
+    # every process.
     ("GLIBC_TUNABLES", "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736"),
-    # Static Runtime logs its options at INFO level on every load.
-    ("GLOG_minloglevel", "1"),
-])
-# Set only when unset. OpenBLAS picks its GEMM kernels from CPUID; on this VM's generic
-# "Intel Xeon Processor" it falls back to slow ones (transformer 6.8 ms vs 2.1-3.2 ms,
-# mlp b1 141 us vs 32-172 us). Haswell is what the anchors ran with (ANCHORS.md,
-# BUILD_NOTES.md); export another value (SkylakeX is faster here) to override.
-DEFAULT_ENV = collections.OrderedDict([
-    ("OPENBLAS_CORETYPE", "Haswell"),
 ])
 
 
 def _ensure_settings():
     missing = {k: v for k, v in SETTINGS_ENV.items() if os.environ.get(k) != v}
-    missing.update({k: v for k, v in DEFAULT_ENV.items() if not os.environ.get(k)})
     if not missing:
         return
     if os.environ.get("BRISK_COMPARE_REEXEC"):  # guard against a loop if exec drops env
@@ -496,19 +485,21 @@ def machine_info():
     info["os"] = _os_release()
     info["python"] = platform.python_version()
     info["torch"] = torch.__version__
-    info["packages"] = _debian_versions(["python3-torch", "libtorch-dev"])
+    info["kernels"] = _kernel_libraries()
     return info
 
 
-def _debian_versions(packages):
-    # Debian's torch reports "1.13.0a0" as __version__; the package version is the release.
+def _kernel_libraries():
+    """The libraries behind ATen's CPU kernels in this torch build, and its CPU dispatch."""
+    import re
     out = collections.OrderedDict()
-    for name in packages:
-        with contextlib.suppress(Exception):
-            v = subprocess.run(["dpkg-query", "-W", "-f=${Version}", name], capture_output=True, text=True,
-                               timeout=10).stdout.strip()
-            if v:
-                out[name] = v
+    config = torch.__config__.show()
+    for label, pattern in (("MKL", r"Math Kernel Library Version ([\w.]+)"), ("oneDNN", r"MKL-DNN v([\w.]+)")):
+        found = re.search(pattern, config)
+        if found:
+            out[label] = found.group(1)
+    with contextlib.suppress(Exception):
+        out["ATen CPU capability"] = torch.backends.cpu.get_cpu_capability()
     return out
 
 
@@ -521,7 +512,7 @@ def _os_release():
 
 
 def settings_info():
-    s = collections.OrderedDict((k, os.environ.get(k, "unset")) for k in list(SETTINGS_ENV) + list(DEFAULT_ENV))
+    s = collections.OrderedDict((k, os.environ.get(k, "unset")) for k in SETTINGS_ENV)
     s["torch.get_num_threads"] = torch.get_num_threads()
     s["torch.get_num_interop_threads"] = torch.get_num_interop_threads()
     return s
@@ -556,7 +547,7 @@ def markdown(report):
     lines.append("")
     lines.append(f"Machine: {m['cpu']} ({', '.join(m['cpu_flags'])}), {m['nproc']} CPUs (nproc), "
                  f"{m.get('memory_gib', '?')} GiB RAM; {m['os']}, Linux {m['kernel']}; "
-                 f"PyTorch {m['torch']} ({', '.join(f'{k} {v}' for k, v in m.get('packages', {}).items()) or 'Debian'}), "
+                 f"PyTorch {m['torch']} from PyPI ({', '.join(f'{k} {v}' for k, v in m.get('kernels', {}).items())}), "
                  f"Python {m['python']}.")
     lines.append("")
     lines.append("Settings: " + ", ".join(f"{k}={v}" for k, v in s.items()) + ".")
