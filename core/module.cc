@@ -280,8 +280,7 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
                                           std::shared_ptr<void> keepalive) {
   Registries& regs = registries ? *registries : Registries::global();
   try {
-    threading::applyThreadSettings(threading::ThreadSettings{options.intra_op_threads, options.inter_op_threads,
-                                                             options.openblas_threads});
+    threading::applyThreadSettings(threading::ThreadSettings{options.intra_op_threads, options.inter_op_threads});
   } catch (const std::invalid_argument& e) {
     throw Error(Error::Where{graph->name(), "", ""}, e.what());
   }

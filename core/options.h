@@ -28,9 +28,9 @@ struct Options {
   bool fallback_only = false;
   // Linear layers with frozen fp32 weights run brisk's own kernel (ops_cpu/out/
   // small_gemm.h) for inputs of up to 8 rows: weights packed once at load, no BLAS call.
-  // Faster than OpenBLAS's sgemm_ at these sizes and free of its process-wide lock (so
-  // caller threads scale), but not bit-identical to ATen (another FMA order; differences
-  // in the last bits). false: ATen's exact sgemm_ call for every linear.
+  // Faster than the BLAS's sgemm_ at small batch (ops_cpu/out/linear.cc) and shares no
+  // BLAS state between caller threads, but not bit-identical to ATen (another FMA order;
+  // differences in the last bits). false: ATen's exact sgemm_ call for every linear.
   bool small_gemm = true;
 
   // --- Inputs ----------------------------------------------------------------------
@@ -74,12 +74,10 @@ struct Options {
   int max_parallel_ops = 1;
   // Process-wide thread settings (threading/thread_settings.h), applied by the first
   // Module that sets them; a later Module asking for different values fails to load.
-  // 0 = no preference. intra_op_threads: at::set_num_threads. inter_op_threads: size of
-  // the inter-op arena (default: hardware threads). openblas_threads: OpenBLAS's own
-  // pool (not limited by at::set_num_threads).
+  // 0 = no preference. intra_op_threads: at::set_num_threads (MKL's GEMMs follow it).
+  // inter_op_threads: size of the inter-op arena (default: hardware threads).
   int intra_op_threads = 0;
   int inter_op_threads = 0;
-  int openblas_threads = 0;
 };
 
 }  // namespace brisk

@@ -65,7 +65,7 @@ const char* const kOptionNames =
     "plugins, default_plugins_optional, plugin_path, optimize_numerics, use_out_variants, use_native, "
     "fallback_only, strict_inputs, memory_planning, planner, manage_output_tensors, inplace_reuse, "
     "plan_kernel_scratch, small_gemm, max_runtimes, runtime_idle_ms, max_parallel_ops, "
-    "intra_op_threads, inter_op_threads, openblas_threads";
+    "intra_op_threads, inter_op_threads";
 
 // One keyword per brisk::Options field (core/options.h), same names.
 Options toOptions(const py::dict& kwargs) {
@@ -92,7 +92,6 @@ Options toOptions(const py::dict& kwargs) {
     else if (key == "max_parallel_ops") o.max_parallel_ops = static_cast<int>(asInt(key, v, 1));
     else if (key == "intra_op_threads") o.intra_op_threads = static_cast<int>(asInt(key, v, 0));
     else if (key == "inter_op_threads") o.inter_op_threads = static_cast<int>(asInt(key, v, 0));
-    else if (key == "openblas_threads") o.openblas_threads = static_cast<int>(asInt(key, v, 0));
     else throw Error("unknown option '" + key + "' (options: " + kOptionNames + ")");
   }
   return o;

@@ -1,7 +1,6 @@
 #include "threading/thread_settings.h"
 
 #include <ATen/Parallel.h>
-#include <dlfcn.h>
 
 #include <mutex>
 #include <stdexcept>
@@ -13,12 +12,6 @@ namespace {
 std::mutex g_mu;
 ThreadSettings g_applied;    // values applied by brisk (0 = never)
 bool g_arena_created = false;
-
-void setOpenBlasThreads(int n) {
-  // Resolved at run time: the BLAS behind libtorch may not be OpenBLAS.
-  using Fn = void (*)(int);
-  if (auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"))) fn(n);
-}
 
 void check(const char* what, int applied, int wanted) {
   if (applied != 0 && wanted != 0 && applied != wanted)
@@ -32,17 +25,12 @@ void check(const char* what, int applied, int wanted) {
 void applyThreadSettings(const ThreadSettings& s) {
   std::lock_guard<std::mutex> lock(g_mu);
   check("intra-op", g_applied.intra_op, s.intra_op);
-  check("OpenBLAS", g_applied.openblas, s.openblas);
   check("inter-op", g_applied.inter_op, s.inter_op);
   if (s.inter_op != 0 && g_applied.inter_op == 0 && g_arena_created)
     throw std::invalid_argument("the inter-op arena already exists; set inter-op threads before the first run");
   if (s.intra_op > 0 && g_applied.intra_op == 0) {
     at::set_num_threads(s.intra_op);
     g_applied.intra_op = s.intra_op;
-  }
-  if (s.openblas > 0 && g_applied.openblas == 0) {
-    setOpenBlasThreads(s.openblas);
-    g_applied.openblas = s.openblas;
   }
   if (s.inter_op > 0) g_applied.inter_op = s.inter_op;
 }
@@ -66,7 +54,7 @@ int lockInterOpThreads() {
 
 std::string describe(const ThreadSettings& s) {
   auto v = [](int n) { return n == 0 ? std::string("default") : std::to_string(n); };
-  return "intra-op " + v(s.intra_op) + ", inter-op " + v(s.inter_op) + ", OpenBLAS " + v(s.openblas);
+  return "intra-op " + v(s.intra_op) + ", inter-op " + v(s.inter_op);
 }
 
 }  // namespace brisk::threading

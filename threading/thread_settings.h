@@ -1,9 +1,9 @@
 #pragma once
-// Process-wide thread settings: libtorch's intra-op threads (at::set_num_threads),
-// OpenBLAS's threads (not limited by at::set_num_threads on Debian's pthread OpenBLAS)
-// and the size of brisk's inter-op arena. Each is applied once per process by the first
-// Module that asks for it; a later Module asking for a different value gets a clear
-// error instead of silently changing (or not changing) every other Module's behaviour.
+// Process-wide thread settings: libtorch's intra-op threads (at::set_num_threads, which
+// also sets those of MKL, the BLAS inside libtorch) and the size of brisk's inter-op
+// arena. Each is applied once per process by the first Module that asks for it; a later
+// Module asking for a different value gets a clear error instead of silently changing
+// (or not changing) every other Module's behaviour.
 // 0 means "no preference" and never conflicts.
 #include <string>
 
@@ -12,7 +12,6 @@ namespace brisk::threading {
 struct ThreadSettings {
   int intra_op = 0;  // at::set_num_threads
   int inter_op = 0;  // inter-op arena size (default when unset: hardware threads)
-  int openblas = 0;  // openblas_set_num_threads, when OpenBLAS is loaded
 };
 
 // Applies the non-zero fields not yet applied in this process. Throws

@@ -1,5 +1,5 @@
 #pragma once
-// The Fortran sgemm_ of the BLAS that ATen itself calls (OpenBLAS on Debian), for
+// The Fortran sgemm_ of the BLAS that ATen itself calls (MKL, inside libtorch_cpu), for
 // kernels that want ATen's exact GEMM without at::cpu::addmm_out's per-call work
 // (structured-kernel meta checks, output resize checks, the TensorIterator copy that
 // broadcasts the bias into the result, ATen's argument normalization): a few

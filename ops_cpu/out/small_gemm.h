@@ -3,7 +3,8 @@
 // (linear's W^T, made contiguous once at load): brisk's own kernel for linear layers at
 // small batch, used instead of the BLAS's sgemm_.
 //
-// Why it exists (measured on Debian 12's OpenBLAS 0.3.21, the BLAS libtorch calls):
+// Why it exists (measured on Debian 12's OpenBLAS 0.3.21, the BLAS libtorch called before
+// the move to PyPI's torch with MKL; with MKL the zoo's mlp at batch 1 is still faster):
 // - Every sgemm_ call packs the whole weight into a buffer before computing. With one
 //   to a few input rows that copy costs as much as the product itself.
 // - The buffer comes from OpenBLAS's shared buffer table, taken and released under one
@@ -13,7 +14,7 @@
 // - OpenBLAS 0.3.21 does not recognise recent Intel CPUs and falls back to its generic
 //   SSE (Prescott) kernels unless OPENBLAS_CORETYPE is set: several times slower.
 // Here the weight is read where it lies, nothing is allocated or shared, and the speed
-// does not depend on OpenBLAS's core choice.
+// does not depend on the BLAS's kernel choice.
 //
 // Weight layout: packed once at load into panels of 64 columns, each K x 64 floats
 // row after row (the last panel K x its columns rounded up to 8, zero padded), so a
@@ -23,7 +24,7 @@
 // Order of operations, fixed whatever the blocking, threading or CPU: each output
 // starts at +0, accumulates x[i, k] * W[k, j] for k = 0, 1, ..., K-1 with one fused
 // multiply-add each, then adds bias[j] once (when given). Tests check it bit for bit.
-// It is not ATen's: OpenBLAS's kernels group the products differently, so results
+// It is not ATen's: the BLAS's kernels group the products differently, so results
 // differ from the interpreter's in the last bits (Options::small_gemm turns this
 // kernel off for users who need ATen's exact values).
 #include <cstdint>

@@ -50,7 +50,7 @@ def load(path, **options):
     Keyword options are brisk::Options fields (core/options.h, README "Options"):
     plugins, default_plugins_optional, plugin_path, optimize_numerics, use_out_variants,
     use_native, fallback_only, small_gemm, strict_inputs, memory_planning, planner, max_runtimes,
-    runtime_idle_ms, max_parallel_ops, intra_op_threads, inter_op_threads,
-    openblas_threads. Raises brisk.Error.
+    runtime_idle_ms, max_parallel_ops, intra_op_threads, inter_op_threads.
+    Raises brisk.Error.
     """
     return _brisk.load(os.fspath(path), options, [_here])

@@ -75,12 +75,13 @@ expect_ok "inspect mlp --fallback-only" "^  aten::linear x3$" "^  aten::relu x2$
 
 # --- bench ----------------------------------------------------------------------------
 expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --json $TMP/bench.json" \
-  "^settings: at::get_num_threads=1 " "OPENBLAS_NUM_THREADS=" "GLIBC_TUNABLES=" "^options: plugins=" \
+  "^settings: at::get_num_threads=1 blas=MKL cpu_capability=[A-Z0-9_]+ " "MKL_NUM_THREADS=" "GLIBC_TUNABLES=" "^options: plugins=" \
   "^model: nodes=5 " "^check: brisk's output matches the TorchScript interpreter$" \
   "^executor +iters +p50_us +p90_us +p99_us" "^brisk +3 +[0-9.]+ +[0-9.]+ +[0-9.]+" \
   "^interpreter +3 +[0-9.]+" "^ratio interpreter_p50/brisk_p50: [0-9.]+ \(median of per-round ratios: [0-9.]+"
 grep -q '"ratio_p50": ' "$TMP/bench.json" || fail "bench --json: no ratio_p50 in $TMP/bench.json"
 grep -q '"brisk": {"iters": 3, ' "$TMP/bench.json" || fail "bench --json: brisk iters"
+grep -q '"blas": "MKL", "cpu_capability": "[A-Z0-9_]*"' "$TMP/bench.json" || fail "bench --json: blas, cpu_capability"
 expect_ok "bench control_flow --rounds 2 --seconds 0.01 --warmup 0 --threads 1" "^2 +interpreter "
 
 # --- usage errors (exit 2, one line) --------------------------------------------------

@@ -19,7 +19,6 @@ TEST(ThreadSettings, AppliedOnceAndConflictsAreErrors) {
   Options o;
   o.intra_op_threads = 1;
   o.inter_op_threads = 3;
-  o.openblas_threads = 1;
   auto m = Module::load(zooModel("mlp"), o);
   EXPECT_EQ(at::get_num_threads(), 1);
   EXPECT_EQ(threading::InterOpArena::get().size(), 3);

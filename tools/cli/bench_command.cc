@@ -130,8 +130,8 @@ std::string benchUsage(bool common) {
          "  Times brisk and the TorchScript interpreter (same frozen model, same inputs) in one\n"
          "  process: warm-up, then rounds in rotating order; prints p50/p90/p99 latency (us),\n"
          "  throughput and the interpreter/brisk p50 ratio (>1: brisk faster). Runs with ONE\n"
-         "  intra-op thread unless --threads N is given (also sets OpenBLAS's thread count);\n"
-         "  for comparable numbers also export OPENBLAS_NUM_THREADS=1 and\n"
+         "  intra-op thread unless --threads N is given (MKL's GEMMs follow it); for comparable\n"
+         "  numbers also export\n"
          "  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736\n"
          "  (otherwise glibc malloc re-faults large blocks every run).\n" +
          p.usage();
@@ -174,7 +174,6 @@ int benchCommand(const std::vector<std::string>& args) {
             << " ms, interpreter load " << fixed(ref_load_ms, 1) << " ms)\n";
   if (settings.glibc_tunables == "unset")
     std::cout << "note: GLIBC_TUNABLES unset: glibc malloc may return and re-fault large blocks every run\n";
-  if (const std::string note = openBlasCoreNote(settings); !note.empty()) std::cout << note << "\n";
   std::cout.flush();
 
   // Correctness once, before timing (on fresh copies, in case the model mutates them).

@@ -263,7 +263,7 @@ std::string runMemoryComparison(const MemoryBenchFlags& flags, const std::vector
       << flags.memory_runs << " process(es) per executor x " << flags.memory_iters
       << " inferences, medians; baseline = RSS after load, inputs and malloc_trim\n"
       << "memory settings: OMP_NUM_THREADS=" << settings.omp_num_threads
-      << " OPENBLAS_NUM_THREADS=" << settings.openblas_num_threads << " GLIBC_TUNABLES=" << settings.glibc_tunables
+      << " MKL_NUM_THREADS=" << settings.mkl_num_threads << " GLIBC_TUNABLES=" << settings.glibc_tunables
       << " at::get_num_threads=" << settings.at_threads << "\n";
   out.flush();
 

@@ -34,7 +34,7 @@ void CommonFlags::addTo(FlagParser& p) {
   p.addInt("max-runtimes", &max_runtimes, "N", "at most N pooled runtimes (0 = unbounded)", 0);
   p.addInt("runtime-idle-ms", &runtime_idle_ms, "N", "free pooled runtimes idle for N ms (0 = never)", 0);
   p.addInt("threads", &threads, "N",
-           "at::set_num_threads(N) (and OpenBLAS's) once at start; bench default 1, others: libtorch's", 1);
+           "at::set_num_threads(N) (MKL's GEMMs follow it) once at start; bench default 1, others: libtorch's", 1);
   p.addInt("inter-op-threads", &inter_op_threads, "N",
            "size of the inter-op arena that runs forks and parallel nodes (default: cores)", 1);
   p.addInt("max-parallel-ops", &max_parallel_ops, "N",
