@@ -125,11 +125,10 @@ void runLinear(KernelContext& ctx, const at::Tensor& w, const at::Tensor& wt, co
 // --- linear at small batch: brisk's GEMM --------------------------------------------
 
 // Inputs of up to this many rows take the packed kernel, larger ones the BLAS. Measured
-// against OpenBLAS's Haswell kernels, the BLAS before the move to MKL (one thread; weights
-// from 64x32 to 4096x1024), the packed kernel was 2.4-6x faster at 1 row, 1.3-2.4x at 4,
-// 0.97-1.7x at 8 (the 16 MB weight being the 0.97) and 0.8-1.4x at 16, where the BLAS's
-// cache blocking starts to pay for its packing. (With MKL, the zoo's mlp at batch 1 runs
-// in 15 us with it and 21 us without.)
+// against MKL's sgemm_ as ATen calls it (tools/bench:kernel_bench, one thread, AMD Zen 5;
+// weights from 32x64 to 4096x1024): the packed kernel is 1.25-3.8x faster at 1-8 rows,
+// except a 10-column layer at one row (0.54x, 0.48 vs 0.26 us). Beyond 8 rows the BLAS's
+// cache blocking pays for its packing (it did with the earlier BLAS at 16 rows).
 constexpr int64_t kSmallGemmMaxRows = 8;
 
 // A frozen linear layer in small_gemm's packed layout.

@@ -3,18 +3,12 @@
 // (linear's W^T, made contiguous once at load): brisk's own kernel for linear layers at
 // small batch, used instead of the BLAS's sgemm_.
 //
-// Why it exists (measured on Debian 12's OpenBLAS 0.3.21, the BLAS libtorch called before
-// the move to PyPI's torch with MKL; with MKL the zoo's mlp at batch 1 is still faster):
-// - Every sgemm_ call packs the whole weight into a buffer before computing. With one
-//   to a few input rows that copy costs as much as the product itself.
-// - The buffer comes from OpenBLAS's shared buffer table, taken and released under one
-//   process-wide mutex (Debian builds it without USE_TLS). Threads running small models
-//   contend on that lock and on the table's cache lines: two threads doing deepandwide's
-//   three GEMMs scale 1.5x, where the same arithmetic without OpenBLAS scales 2x.
-// - OpenBLAS 0.3.21 does not recognise recent Intel CPUs and falls back to its generic
-//   SSE (Prescott) kernels unless OPENBLAS_CORETYPE is set: several times slower.
-// Here the weight is read where it lies, nothing is allocated or shared, and the speed
-// does not depend on the BLAS's kernel choice.
+// Why it exists: a BLAS sgemm_ call packs the weight into a buffer before computing, and
+// with one to a few input rows that copy costs as much as the product itself. Here the
+// weight is packed once at load, nothing is allocated or shared per call, and the speed
+// does not depend on the BLAS's kernel choice. Against MKL's sgemm_ (the BLAS of PyPI's
+// torch) it is 1.25-3.8x faster at 1-8 rows (tools/bench:kernel_bench); against the
+// OpenBLAS that brisk used before, it also avoided a process-wide buffer lock.
 //
 // Weight layout: packed once at load into panels of 64 columns, each K x 64 floats
 // row after row (the last panel K x its columns rounded up to 8, zero padded), so a

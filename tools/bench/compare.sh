@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `bazel run //tools/bench:compare -- [--models ...] [--rounds N] [--quick]`: runs
-# compare.py with Debian's /opt/brisk/venv/bin/python3 (which has torch) and the brisk binding from
-# the runfiles. A shell wrapper rather than py_binary: Bazel 4.2's Python stub starts
+# compare.py with the venv's /opt/brisk/venv/bin/python3 (which has torch) and the brisk
+# binding from the runfiles. A shell wrapper rather than py_binary: Bazel 4.2's Python stub starts
 # with `#!/usr/bin/env python`, and a fresh Debian 12 has no `python` command.
 set -eu
 if [[ -n "${RUNFILES_DIR:-}" && -d "$RUNFILES_DIR/brisk" ]]; then
