@@ -66,8 +66,8 @@ graph(%a : Tensor, %msg : str):
 // The interpreter runs warn as an instruction (its registered operator only throws, so
 // the fallback kernel cannot serve it): brisk's native kernel warns once per node, like
 // the interpreter, and the rest of the graph runs. (Not compared with the interpreter
-// here: for IR without source locations, 1.13's WARN instruction reads the stack level
-// as the message and asserts.)
+// here: for IR without source locations, the interpreter's WARN instruction reads the
+// stack level as the message and asserts, in torch 2.14 as in 1.13.)
 TEST(NativeMessages, WarnOncePerNode) {
   CountingHandler handler;
   c10::WarningUtils::WarningHandlerGuard guard(&handler);
