@@ -142,6 +142,18 @@ if [[ $failures -ne 0 ]]; then
 fi
 echo "all brisk CLI checks passed"
 
+# --- what a brisk process loads --------------------------------------------------------
+# PyPI's torch is a CUDA build. brisk links libtorch_cpu and libc10 only; libtorch_cpu
+# itself lists libcudart and libcupti (Kineto's GPU profiler) as needed libraries, which
+# the loader maps but nothing calls. No other CUDA library (libtorch_cuda, cuDNN, cuBLAS,
+# NCCL, ...) may be loaded, at start or later by dlopen.
+LD_DEBUG=files "$BRISK" run mlp >"$OUT" 2>"$ERR" || fail "LD_DEBUG=files brisk run mlp: exit $?"
+loaded=$(grep -oE 'file=[^ ]+' "$ERR" | sed 's/^file=//; s#.*/##' | sort -u)
+echo "$loaded" | grep -qx 'libtorch_cpu.so' || fail "LD_DEBUG lists no libtorch_cpu.so: the check below is blind"
+cuda=$(echo "$loaded" | grep -iE 'cuda|cudnn|cublas|cufft|curand|cusolver|cusparse|nccl|nvrtc|nvjitlink|nvshmem|cupti|cufile' |
+  grep -vxE 'libcudart\.so\.[0-9]+|libcupti\.so\.[0-9]+')
+[[ -z $cuda ]] || fail "brisk run mlp loads CUDA libraries beyond libtorch_cpu's own: $cuda"
+
 # --- bench --profile / --trace (per-node profile, Chrome trace) -------------------------
 expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --profile --trace $TMP/trace.json --json $TMP/profile.json" \
   "^profile: [0-9]+ profiled runs, 5.0 node executions per run" "^top 5 of 5 nodes by time:" \
@@ -155,8 +167,8 @@ assert any(e["ph"] == "X" and e["name"].startswith("aten::linear") for e in t["t
 p = json.load(open(sys.argv[2]))["profile"]
 assert p["runs"] >= 1 and len(p["nodes"]) == 5 and p["ops"], p
 ' "$TMP/trace.json" "$TMP/profile.json" || fail "bench --profile: trace or JSON invalid"
-expect_ok "bench inception_fork --rounds 1 --iters 2 --warmup 1 --trace $TMP/fork.json --top 3" \
-  "^top 3 of [0-9]+ nodes by time:" "aten::wait" "^trace: "
+expect_ok "bench inception_fork --rounds 1 --iters 2 --warmup 1 --trace $TMP/fork.json --top 100" \
+  "^top ([0-9]+) of \1 nodes by time:" "aten::wait" "^trace: "
 /opt/brisk/venv/bin/python3 -c 'import json, sys; json.load(open(sys.argv[1]))["traceEvents"]' "$TMP/fork.json" \
   || fail "bench --trace (fork): invalid JSON"
 expect_error 2 "bench mlp --rounds 1 --iters 1 --trace $TMP/no/such/dir/t.json" "cannot write trace"
