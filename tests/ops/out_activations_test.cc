@@ -60,6 +60,7 @@ TEST(OutActivations, ReluSmallLoopAndLargeExact) {
   OpTester(unaryIR("aten::relu"))
       .inputs({special(at::randn({1, 512}))})
       .inputs({special(at::randn({4, 8192}))})  // 32768 elements: ATen's kernel
+      .inputs({special(at::randn({3, 1365}))})  // 4095: the loop, with a vector tail
       .tolerance(Tolerance{0, 0, 0})
       .expectKernel("aten::relu", kOut)
       .run();
