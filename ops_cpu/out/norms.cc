@@ -5,7 +5,10 @@
 //
 // libtorch was built with these defined (x86-64): DispatchStub's out-of-line entry
 // point then takes the per-ISA kernel pointers. Defining them here makes calls through
-// the (exported) LayerNormKernel stub link against the library's symbol.
+// the (exported) LayerNormKernel stub link against the library's symbol. There is no
+// public entry point to use instead: torch 2.14 declares at::native::layer_norm_cpu_out
+// (what Static Runtime calls) in ATen/native/layer_norm.h, but libtorch_cpu.so does not
+// export it; the at::cpu::native_layer_norm_out family always writes mean and rstd too.
 #ifndef HAVE_AVX512_CPU_DEFINITION
 #define HAVE_AVX512_CPU_DEFINITION
 #endif
