@@ -571,6 +571,7 @@ def markdown(report):
     head = ["model", "batch"] + [LABELS[n] for n in TIMED] + ["outputs agree"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
+    unavailable = []
     for r in report["results"]:
         row = [r["model"], str(r["batch"])]
         bad = []
@@ -579,6 +580,8 @@ def markdown(report):
             if not e["available"]:
                 row.append("n/a")
                 bad.append(f"{n}: n/a")
+                if e.get("error"):
+                    unavailable.append(f"- {r['model']} b{r['batch']}, {LABELS[n]}: {e['error']}")
                 continue
             ratio = e.get("ratio")
             row.append(f"{_fmt_us(e['p50_us'])} ({ratio:.2f})" if ratio is not None else _fmt_us(e["p50_us"]))
@@ -587,6 +590,8 @@ def markdown(report):
                            else f"{n} differs (structure)")
         row.append("yes" if not bad else "; ".join(bad))
         lines.append("| " + " | ".join(row) + " |")
+    if unavailable:
+        lines += ["", "n/a: the executor could not run the case. Its error:", ""] + unavailable
     if any("memory" in r for r in report["results"]):
         lines += ["", "## Peak memory", ""]
         lines.append(f"Peak RSS increase over the loaded model, MiB: one process per executor loads the model and "
