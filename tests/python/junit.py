@@ -71,4 +71,11 @@ def main(suite_name):
     out = os.environ.get("XML_OUTPUT_FILE")
     if out:
         _write_xml(out, suite_name, result.cases)
-    sys.exit(0 if result.wasSuccessful() else 1)
+    # Exit without Python's and libtorch's teardown: after the TorchScript interpreter has
+    # run prim::fork tasks (the reference runs of the fork models), torch 2.14 sometimes
+    # aborts while destroying its inter-op thread pool at exit ("terminate called without
+    # an active exception"), which would turn a passing suite into a failed target. The
+    # results are written and flushed by then.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0 if result.wasSuccessful() else 1)
