@@ -33,21 +33,23 @@ PyObject* g_error_type = nullptr;
 
 // --- Options from keyword arguments ---------------------------------------------------
 
+std::string typeName(const py::handle& v) { return py::str(py::type::handle_of(v).attr("__name__")); }
+
 bool asBool(const std::string& key, const py::handle& v) {
-  if (!py::isinstance<py::bool_>(v)) throw Error("option '" + key + "' expects a bool, got " + std::string(py::str(v.get_type().attr("__name__"))));
+  if (!py::isinstance<py::bool_>(v)) throw Error("option '" + key + "' expects a bool, got " + typeName(v));
   return v.cast<bool>();
 }
 
 int64_t asInt(const std::string& key, const py::handle& v, int64_t min_value) {
   if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v))
-    throw Error("option '" + key + "' expects an int, got " + std::string(py::str(v.get_type().attr("__name__"))));
+    throw Error("option '" + key + "' expects an int, got " + typeName(v));
   const int64_t x = v.cast<int64_t>();
   if (x < min_value) throw Error("option '" + key + "' must be >= " + std::to_string(min_value) + ", got " + std::to_string(x));
   return x;
 }
 
 std::string asString(const std::string& key, const py::handle& v) {
-  if (!py::isinstance<py::str>(v)) throw Error("option '" + key + "' expects a str, got " + std::string(py::str(v.get_type().attr("__name__"))));
+  if (!py::isinstance<py::str>(v)) throw Error("option '" + key + "' expects a str, got " + typeName(v));
   return v.cast<std::string>();
 }
 
