@@ -42,9 +42,9 @@ struct Options {
   // Place retained intermediate tensors in one slab per block, laid out after the first
   // run (see core/memory_plan.h). false: they keep their own allocations (reused).
   bool memory_planning = true;
-  // Layout algorithm from planners::PlannerRegistry: "bump", "storage_groups",
-  // "greedy_by_size", "greedy_by_breadth". Unknown names are an error at load.
-  std::string planner = "greedy_by_size";
+  // Layout algorithm from planners::PlannerRegistry: "best_of_orders", "greedy_by_size",
+  // "greedy_by_breadth", "storage_groups", "bump". Unknown names are an error at load.
+  std::string planner = "best_of_orders";
   // Write the model's output tensors produced by out-variant kernels into a separate
   // output arena that the next run reuses once the caller has released every returned
   // tensor; while any is held the next run uses a second block, so results are never

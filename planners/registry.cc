@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "planners/best_of_orders.h"
 #include "planners/bump.h"
 #include "planners/greedy_by_breadth.h"
 #include "planners/greedy_by_size.h"
@@ -18,6 +19,7 @@ PlannerRegistry& PlannerRegistry::global() {
     r->add("storage_groups", storageGroupsLayout);
     r->add("greedy_by_size", greedyBySizeLayout);
     r->add("greedy_by_breadth", greedyByBreadthLayout);
+    r->add("best_of_orders", bestOfOrdersLayout);
     return r;
   }();
   return *registry;

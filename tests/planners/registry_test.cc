@@ -11,7 +11,7 @@ namespace {
 
 TEST(Registry, BuiltinsPresent) {
   auto& reg = PlannerRegistry::global();
-  EXPECT_EQ(reg.names(), (std::vector<std::string>{"bump", "greedy_by_breadth",
+  EXPECT_EQ(reg.names(), (std::vector<std::string>{"best_of_orders", "bump", "greedy_by_breadth",
                                                    "greedy_by_size", "storage_groups"}));
   for (const auto& name : reg.names()) EXPECT_NE(reg.lookup(name), nullptr) << name;
   EXPECT_EQ(reg.lookup("nope"), nullptr);

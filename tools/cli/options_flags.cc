@@ -24,7 +24,8 @@ void CommonFlags::addTo(FlagParser& p) {
   p.addSwitch("no-memory-planning", &memory_planning, false,
               "do not place intermediate tensors in a planned slab");
   p.addString("planner", &planner, "NAME",
-              "memory layout algorithm: greedy_by_size (default), greedy_by_breadth, storage_groups, bump");
+              "memory layout algorithm: best_of_orders (default), greedy_by_size, greedy_by_breadth, "
+              "storage_groups, bump");
   p.addBool("manage-output-tensors", &manage_output_tensors,
             "write output tensors into an output arena reused once the caller released the previous outputs");
   p.addSwitch("no-inplace-reuse", &inplace_reuse, false,

@@ -21,7 +21,7 @@ struct CommonFlags {
   bool fallback_only = false;
   bool strict_inputs = true;
   bool memory_planning = true;
-  std::string planner = "greedy_by_size";
+  std::string planner = "best_of_orders";
   bool manage_output_tensors = false;
   bool inplace_reuse = true;
   bool small_gemm = true;
