@@ -190,6 +190,9 @@ bool perSampleConv(const ConvArgs& a, KernelContext& ctx) {
   if (a.transposed || x.dim() != 4 || x.size(0) < 2 || !isFloatContiguous(x)) return false;
   const at::Tensor& w = ctx.tensor(1);
   if (w.dim() != 4 || a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return false;
+  // Invalid arguments (a zero stride would divide by zero below) get ATen's own error.
+  for (size_t i = 0; i < 2; ++i)
+    if (a.stride[i] < 1 || a.dilation[i] < 1 || a.padding[i] < 0) return false;
   ConvDim h{x.size(2), 1, w.size(2), a.stride[0], a.padding[0], a.dilation[0]};
   ConvDim wd{x.size(3), 1, w.size(3), a.stride[1], a.padding[1], a.dilation[1]};
   if (convOutputSize(h) < 1 || convOutputSize(wd) < 1) return false;

@@ -11,6 +11,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "core/error.h"
 #include "core/module.h"
 #include "core/runtime.h"
 #include "tests/ops/op_tester.h"
@@ -81,6 +82,26 @@ TEST(OutConvPolicy, LargeBatchedOutputsRunPerSample) {
   EXPECT_EQ(capturedConvOutputs({2, 16, 112, 112}, {256, 16, 3, 3}, 1, 1), 0u);
   EXPECT_EQ(capturedConvOutputs({1, 3, 224, 224}, {64, 3, 7, 7}, 2, 1), 1u);
   EXPECT_EQ(capturedConvOutputs({8, 16, 28, 28}, {32, 16, 3, 3}, 1, 1), 1u);
+}
+
+// A zero stride on a conv large enough for the per-sample path: ATen's error, as the
+// interpreter raises it (not a division by zero in the path's size arithmetic).
+TEST(OutConvPolicy, PerSamplePathLeavesInvalidArgumentsToATen) {
+  auto m = Module::fromIR(R"IR(
+graph(%x : Tensor, %w : Tensor):
+  %none : NoneType = prim::Constant()
+  %s : int[] = prim::Constant[value=[0, 1]]()
+  %p : int[] = prim::Constant[value=[1, 1]]()
+  %g : int = prim::Constant[value=1]()
+  %y : Tensor = aten::conv2d(%x, %w, %none, %s, %p, %p, %g)
+  return (%y))IR");
+  auto rt = m->createRuntime();
+  try {
+    rt->run({at::randn({2, 16, 112, 112}), at::randn({256, 16, 3, 3})});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("non-positive stride"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
