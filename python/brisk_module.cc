@@ -33,8 +33,6 @@ PyObject* g_error_type = nullptr;
 
 // --- Options from keyword arguments ---------------------------------------------------
 
-std::string typeName(const py::handle& v) { return py::str(py::type::handle_of(v).attr("__name__")); }
-
 bool asBool(const std::string& key, const py::handle& v) {
   if (!py::isinstance<py::bool_>(v)) throw Error("option '" + key + "' expects a bool, got " + typeName(v));
   return v.cast<bool>();

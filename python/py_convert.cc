@@ -9,7 +9,6 @@
 namespace brisk::python {
 namespace {
 
-std::string typeName(const py::handle& obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
 
 c10::IValue convert(const py::handle& obj, const c10::TypePtr& declared, const std::string& what) {
   if (declared) {
@@ -82,5 +81,7 @@ ModelInputs toInputs(const Signature& signature, const py::handle& inputs) {
 }
 
 py::object toPython(const c10::IValue& value) { return torch::jit::toPyObject(value); }
+
+std::string typeName(const py::handle& obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
 
 }  // namespace brisk::python

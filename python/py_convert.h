@@ -29,4 +29,7 @@ ModelInputs toInputs(const Signature& signature, const py::handle& inputs);
 
 py::object toPython(const c10::IValue& value);
 
+// The name of a Python value's type, for error messages ("int", "Tensor", ...).
+std::string typeName(const py::handle& obj);
+
 }  // namespace brisk::python
