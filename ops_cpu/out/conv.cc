@@ -92,6 +92,20 @@ int64_t convOutputSize(ConvDim& d) {
   return d.out = (d.in + 2 * d.pad - d.dilation * (d.kernel - 1) - 1) / d.stride + 1;
 }
 
+// The two spatial dimensions (h, w) of a conv of the 4-D NCHW `x` with the 4-D weight
+// `wt`, as ATen reads the arguments. False, leaving the call to ATen (which expands them,
+// or raises its own error), for one-value lists, a stride or dilation below 1 (a zero
+// stride would divide by zero here), negative padding, or an input too small for one
+// output.
+bool convGeometry(const ConvArgs& a, const at::Tensor& x, const at::Tensor& wt, ConvDim& h, ConvDim& w) {
+  if (a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return false;
+  for (size_t i = 0; i < 2; ++i)
+    if (a.stride[i] < 1 || a.dilation[i] < 1 || a.padding[i] < 0) return false;
+  h = ConvDim{x.size(2), 1, wt.size(2), a.stride[0], a.padding[0], a.dilation[0]};
+  w = ConvDim{x.size(3), 1, wt.size(3), a.stride[1], a.padding[1], a.dilation[1]};
+  return convOutputSize(h) >= 1 && convOutputSize(w) >= 1;
+}
+
 // oneDNN's depthwise kernels (whose order of operations depthwise_nchw.h reproduces)
 // refuse a geometry where a window can lie wholly in the padding on either side: the
 // dilated filter extent must exceed the start padding and the implied end padding.
@@ -141,8 +155,6 @@ void readDirectPolicy() {
 bool depthwiseDirect(const ConvArgs& a, KernelContext& ctx) {
   if (g_direct_policy == DirectPolicy::kNever || a.transposed || a.groups < 2 || !depthwiseDirectAvailable())
     return false;
-  // _convolution also accepts one value for both dimensions; ATen expands it.
-  if (a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return false;
   const at::Tensor& x = ctx.tensor(0);
   const at::Tensor& wt = ctx.tensor(1);
   if (x.dim() != 4 || !isFloatContiguous(x) || x.size(1) != a.groups || x.numel() == 0) return false;
@@ -152,11 +164,8 @@ bool depthwiseDirect(const ConvArgs& a, KernelContext& ctx) {
   const c10::optional<at::Tensor>& bias = biasOf(a, ctx, bias_rt);
   if (bias && (!isFloatContiguous(*bias) || bias->dim() != 1 || bias->size(0) != a.groups)) return false;
   if (!at::globalContext().userEnabledMkldnn()) return false;
-  for (size_t i = 0; i < 2; ++i)
-    if (a.stride[i] < 1 || a.dilation[i] < 1 || a.padding[i] < 0) return false;
-  ConvDim h{x.size(2), 1, wt.size(2), a.stride[0], a.padding[0], a.dilation[0]};
-  ConvDim w{x.size(3), 1, wt.size(3), a.stride[1], a.padding[1], a.dilation[1]};
-  if (convOutputSize(h) < 1 || convOutputSize(w) < 1) return false;
+  ConvDim h, w;
+  if (!convGeometry(a, x, wt, h, w)) return false;
   if (!oneDnnDepthwiseFits(h) || !oneDnnDepthwiseFits(w)) return false;
   if (g_direct_policy == DirectPolicy::kAuto && (h.in * w.in < kDirectMinPlane || x.numel() < kDirectMinInput))
     return false;
@@ -188,17 +197,12 @@ constexpr int64_t kPerSampleMinOutputBytes = int64_t{16} << 20;
 bool perSampleConv(const ConvArgs& a, KernelContext& ctx) {
   const at::Tensor& x = ctx.tensor(0);
   if (a.transposed || x.dim() != 4 || x.size(0) < 2 || !isFloatContiguous(x)) return false;
-  const at::Tensor& w = ctx.tensor(1);
-  if (w.dim() != 4 || a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return false;
-  // Invalid arguments (a zero stride would divide by zero below) get ATen's own error.
-  for (size_t i = 0; i < 2; ++i)
-    if (a.stride[i] < 1 || a.dilation[i] < 1 || a.padding[i] < 0) return false;
-  ConvDim h{x.size(2), 1, w.size(2), a.stride[0], a.padding[0], a.dilation[0]};
-  ConvDim wd{x.size(3), 1, w.size(3), a.stride[1], a.padding[1], a.dilation[1]};
-  if (convOutputSize(h) < 1 || convOutputSize(wd) < 1) return false;
-  const int64_t n = x.size(0), c = w.size(0);
-  if (n * c * h.out * wd.out * int64_t{sizeof(float)} < kPerSampleMinOutputBytes) return false;
-  at::Tensor& o = sizedOut(ctx, {n, c, h.out, wd.out}, x.options());
+  const at::Tensor& wt = ctx.tensor(1);
+  ConvDim h, w;
+  if (wt.dim() != 4 || !convGeometry(a, x, wt, h, w)) return false;
+  const int64_t n = x.size(0), c = wt.size(0);
+  if (n * c * h.out * w.out * int64_t{sizeof(float)} < kPerSampleMinOutputBytes) return false;
+  at::Tensor& o = sizedOut(ctx, {n, c, h.out, w.out}, x.options());
   for (int64_t i = 0; i < n; ++i) {
     at::Tensor r = convolve(a, ctx, x.narrow(0, i, 1));
     // ATen gives a plain NCHW result for a contiguous NCHW input; anything else (a
