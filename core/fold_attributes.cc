@@ -54,17 +54,14 @@ bool collect(jit::Value* obj_value, const c10::IValue& obj, jit::AliasDb& db, st
 
 }  // namespace
 
-bool foldRemainingAttributes(const jit::Module& frozen, const std::shared_ptr<jit::Graph>& graph) {
-  if (graph->inputs().empty()) return true;
-  jit::Value* self = graph->inputs()[0];
-  if (!self->hasUses()) return true;
-  if (hasSetAttr(graph->block())) return false;
+void foldRemainingAttributes(const jit::Module& frozen, const std::shared_ptr<jit::Graph>& graph) {
+  if (graph->inputs().empty() || !graph->inputs()[0]->hasUses() || hasSetAttr(graph->block())) return;
 
   std::vector<Fold> folds;
   std::vector<jit::Node*> object_reads;
   {
     jit::AliasDb db(graph);
-    if (!collect(self, frozen._ivalue(), db, folds, object_reads)) return false;
+    if (!collect(graph->inputs()[0], frozen._ivalue(), db, folds, object_reads)) return;
   }
   // Constants go first in the graph, so they dominate every read they replace.
   jit::WithInsertPoint at_start(graph->block()->nodes().front());
@@ -73,7 +70,7 @@ bool foldRemainingAttributes(const jit::Module& frozen, const std::shared_ptr<ji
     std::optional<jit::Value*> c = jit::tryInsertConstant(*graph, f.value);
     if (!c) {
       for (auto& [node, value] : replacements) value->node()->destroy();
-      return false;
+      return;
     }
     (*c)->setType(f.get_attr->output()->type());
     replacements.emplace_back(f.get_attr, *c);
@@ -84,7 +81,6 @@ bool foldRemainingAttributes(const jit::Module& frozen, const std::shared_ptr<ji
   }
   // Innermost reads first: each object read has no uses once its own reads are gone.
   for (auto it = object_reads.rbegin(); it != object_reads.rend(); ++it) (*it)->destroy();
-  return !self->hasUses();
 }
 
 }  // namespace brisk

@@ -11,7 +11,7 @@
 //   - alias analysis finds no writer of the value read;
 //   - module objects are only read through (no other use of them);
 //   - the value can be a graph constant.
-// Otherwise nothing is changed, and the caller reports that `self` is still used.
+// Otherwise nothing is changed, and the caller's check that `self` is unused reports it.
 #include <memory>
 
 namespace torch::jit {
@@ -21,7 +21,7 @@ struct Module;
 
 namespace brisk {
 
-// Returns true when `self` (the graph's first input) has no uses left afterwards.
-bool foldRemainingAttributes(const torch::jit::Module& frozen, const std::shared_ptr<torch::jit::Graph>& graph);
+// `self` is the graph's first input; a graph that does not use it is left as it is.
+void foldRemainingAttributes(const torch::jit::Module& frozen, const std::shared_ptr<torch::jit::Graph>& graph);
 
 }  // namespace brisk

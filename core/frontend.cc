@@ -153,8 +153,7 @@ FrontendResult loadTorchScript(const std::string& path, const Options& options) 
   keep->graph = forward.graph();
   std::shared_ptr<jit::Graph>& jg = keep->graph;
   try {
-    if (!jg->inputs().empty() && jg->inputs()[0]->hasUses() && foldRemainingAttributes(keep->module, jg))
-      jit::EliminateDeadCode(jg);
+    foldRemainingAttributes(keep->module, jg);
     cleanUp(jg);
   } catch (const std::exception& e) {
     throw Error(Error::Where{path, "", ""}, "graph clean-up failed: " + describeException(e));
