@@ -47,4 +47,10 @@ void BestFitPlacer::place(size_t i) {
 
 LayoutPlan BestFitPlacer::finish() && { return std::move(plan_); }
 
+LayoutPlan placeBestFitInOrder(const PlanningProblem& problem, const std::vector<size_t>& order) {
+  BestFitPlacer placer(problem);
+  for (size_t i : order) placer.place(i);
+  return std::move(placer).finish();
+}
+
 }  // namespace brisk::planners

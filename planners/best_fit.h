@@ -31,4 +31,8 @@ class BestFitPlacer {
   LayoutPlan plan_;
 };
 
+// Places the buffers best-fit in the given order (each index once): the layout of the
+// greedy planners, which differ only in their order.
+LayoutPlan placeBestFitInOrder(const PlanningProblem& problem, const std::vector<size_t>& order);
+
 }  // namespace brisk::planners

@@ -1,6 +1,5 @@
 #include "planners/best_of_orders.h"
 
-#include <algorithm>
 #include <numeric>
 #include <random>
 #include <utility>
@@ -11,16 +10,6 @@
 #include "planners/greedy_by_size.h"
 
 namespace brisk::planners {
-
-namespace {
-
-LayoutPlan placeInOrder(const PlanningProblem& problem, const std::vector<size_t>& order) {
-  BestFitPlacer placer(problem);
-  for (size_t i : order) placer.place(i);
-  return std::move(placer).finish();
-}
-
-}  // namespace
 
 LayoutPlan bestOfOrdersLayout(const PlanningProblem& problem) {
   const size_t bound = lowerBound(problem.specs, problem.alignment);
@@ -38,7 +27,7 @@ LayoutPlan bestOfOrdersLayout(const PlanningProblem& problem) {
     // Fisher-Yates with the engine's raw output: std::shuffle's use of it is not
     // specified, and the plan must not depend on the standard library.
     for (size_t i = n; i > 1; --i) std::swap(order[i - 1], order[rng() % i]);
-    LayoutPlan candidate = placeInOrder(problem, order);
+    LayoutPlan candidate = placeBestFitInOrder(problem, order);
     if (candidate.total_size < best.total_size) best = std::move(candidate);
   }
   return best;

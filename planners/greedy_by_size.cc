@@ -14,9 +14,7 @@ LayoutPlan greedyBySizeLayout(const PlanningProblem& problem) {
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return problem.specs[a].size > problem.specs[b].size;
   });
-  BestFitPlacer placer(problem);
-  for (size_t i : order) placer.place(i);
-  return std::move(placer).finish();
+  return placeBestFitInOrder(problem, order);
 }
 
 }  // namespace brisk::planners
