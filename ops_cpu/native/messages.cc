@@ -61,7 +61,8 @@ class WarnKernel final : public Kernel {
     if (warned_.exchange(true, std::memory_order_relaxed)) return;
     const std::string& msg = ctx.input(0).toStringRef();
     if (has_location_)
-      c10::warn(c10::Warning(c10::UserWarning{}, c10::SourceLocation{"", file_.c_str(), line_}, msg, /*verbatim=*/true));
+      c10::warn(
+          c10::Warning(c10::UserWarning{}, c10::SourceLocation{"", file_.c_str(), line_}, msg, /*verbatim=*/true));
     else
       TORCH_WARN(msg);
   }

@@ -126,9 +126,9 @@ std::unique_ptr<Kernel> encoderLayer(KernelBuildContext& b) {
         bool direct = cpuOrNestedCpu(src) && (!mask || cpuOrNestedCpu(*mask));
         for (size_t i = 1; direct && i < 13; ++i) direct = t[i].get(ctx).defined() && cpuOrNestedCpu(t[i].get(ctx));
         auto fn = direct ? &at::native::transformer_encoder_layer_forward : &at::_transformer_encoder_layer_fwd;
-        ctx.output(0) = fn(src, e, h, t[1].get(ctx), t[2].get(ctx), t[3].get(ctx), t[4].get(ctx), gelu, nf, ep, t[5].get(ctx),
-                           t[6].get(ctx), t[7].get(ctx), t[8].get(ctx), t[9].get(ctx), t[10].get(ctx), t[11].get(ctx), t[12].get(ctx),
-                           mask, mask_type.get(ctx));
+        ctx.output(0) = fn(src, e, h, t[1].get(ctx), t[2].get(ctx), t[3].get(ctx), t[4].get(ctx), gelu, nf, ep,
+                           t[5].get(ctx), t[6].get(ctx), t[7].get(ctx), t[8].get(ctx), t[9].get(ctx), t[10].get(ctx),
+                           t[11].get(ctx), t[12].get(ctx), mask, mask_type.get(ctx));
       },
       "at::native::transformer_encoder_layer_forward");
 }
@@ -155,8 +155,8 @@ std::unique_ptr<Kernel> multiHeadAttention(KernelBuildContext& b) {
         bool direct = !mask || cpuOrNestedCpu(*mask);
         for (size_t i = 0; direct && i < 7; ++i) direct = t[i].get(ctx).defined() && cpuOrNestedCpu(t[i].get(ctx));
         auto fn = direct ? &at::native::native_multi_head_attention_cpu : &at::_native_multi_head_attention;
-        auto r = fn(t[0].get(ctx), t[1].get(ctx), t[2].get(ctx), e, h, t[3].get(ctx), t[4].get(ctx), t[5].get(ctx), t[6].get(ctx), mask,
-                    nw, avg, mask_type.get(ctx));
+        auto r = fn(t[0].get(ctx), t[1].get(ctx), t[2].get(ctx), e, h, t[3].get(ctx), t[4].get(ctx), t[5].get(ctx),
+                    t[6].get(ctx), mask, nw, avg, mask_type.get(ctx));
         ctx.output(0) = std::move(std::get<0>(r));
         ctx.output(1) = std::move(std::get<1>(r));
       },

@@ -93,9 +93,17 @@ TEST(OutReductions, AllBoolFloatAndByte) {
       "graph(%a : Tensor):\n"
       "  %c : Tensor = aten::all(%a)\n"
       "  return (%c)\n";
-  OpTester(ir).inputs({at::rand({3, 4}) > 0.1}).inputs({at::ones({5, 7}, at::kBool)}).expectKernel("aten::all", kOut).run();
+  OpTester(ir)
+      .inputs({at::rand({3, 4}) > 0.1})
+      .inputs({at::ones({5, 7}, at::kBool)})
+      .expectKernel("aten::all", kOut)
+      .run();
   OpTester(ir).inputs({at::randn({6, 2})}).inputs({at::zeros({0, 3})}).expectKernel("aten::all", kOut).run();
-  OpTester(ir).inputs({at::ones({4}, at::kByte)}).inputs({at::zeros({9}, at::kByte)}).expectKernel("aten::all", kOut).run();
+  OpTester(ir)
+      .inputs({at::ones({4}, at::kByte)})
+      .inputs({at::zeros({9}, at::kByte)})
+      .expectKernel("aten::all", kOut)
+      .run();
 }
 
 }  // namespace
