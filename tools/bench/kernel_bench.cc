@@ -24,6 +24,7 @@
 #include "ops_cpu/out/depthwise_nchw.h"
 #include "ops_cpu/out/max_pool_nchw.h"
 #include "ops_cpu/out/small_gemm.h"
+#include "tools/cli/stats.h"
 
 namespace {
 
@@ -43,8 +44,7 @@ double medianSeconds(const std::function<void()>& fn, int rounds = 15, double ro
     for (int i = 0; i < iters; ++i) fn();
     per_call.push_back(std::chrono::duration<double>(Clock::now() - a).count() / iters);
   }
-  std::nth_element(per_call.begin(), per_call.begin() + per_call.size() / 2, per_call.end());
-  return per_call[per_call.size() / 2];
+  return brisk::cli::median(per_call);
 }
 
 void row(const std::string& kernel, const std::string& shape, const std::string& torch_path, double brisk_s,
