@@ -47,12 +47,13 @@ struct ExecBlock {
   std::vector<Step> steps;
   std::vector<uint32_t> params;
   std::vector<uint32_t> returns;
-  // Per return: defined inside this block, so the consumer may move it out (an outer
-  // value or a constant returned from the block must be copied instead).
+  // Per return: defined inside this block and not returned again at a later position,
+  // so the consumer may move it out (an outer value, a constant, or the earlier copies
+  // of a value returned twice must be copied instead).
   std::vector<uint8_t> return_is_local;
 
   // Return i's value, taken from the slots after the block ran: moved when local,
-  // copied otherwise.
+  // copied otherwise. Called for i in ascending order.
   c10::IValue takeReturn(c10::IValue* slots, size_t i) const {
     c10::IValue& v = slots[returns[i]];
     return return_is_local[i] ? std::move(v) : v;

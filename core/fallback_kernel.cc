@@ -11,13 +11,17 @@ namespace {
 
 class FallbackKernel final : public Kernel {
  public:
-  FallbackKernel(torch::jit::Operation op, std::string what)
-      : Kernel(KernelKind::kFallback), op_(std::move(op)), what_(std::move(what)) {}
+  FallbackKernel(torch::jit::Operation op, std::string what, bool vararg)
+      : Kernel(KernelKind::kFallback), op_(std::move(op)), what_(std::move(what)), vararg_(vararg) {}
 
   void run(KernelContext& ctx) const override {
     std::vector<c10::IValue>& stack = ctx.runtime().stack();
     stack.clear();  // a previous call may have thrown half-way
-    for (size_t i = 0; i < ctx.numInputs(); ++i) stack.push_back(ctx.input(i));
+    const size_t num_inputs = ctx.numInputs();
+    for (size_t i = 0; i < num_inputs; ++i) stack.push_back(ctx.input(i));
+    // A vararg schema's operation (prim::Print, aten::format, ...) pops its argument
+    // count first, as the interpreter's OPN instruction pushes it.
+    if (vararg_) stack.emplace_back(static_cast<int64_t>(num_inputs));
     op_(stack);
     const size_t n = ctx.numOutputs();
     const size_t base = stack.size() - n;
@@ -32,6 +36,7 @@ class FallbackKernel final : public Kernel {
   // Operation from many threads too.
   mutable torch::jit::Operation op_;
   std::string what_;
+  bool vararg_;
 };
 
 }  // namespace
@@ -41,7 +46,9 @@ std::unique_ptr<Kernel> makeFallbackKernel(const Node& node) {
   if (!jn) return nullptr;
   const torch::jit::Operator* op = jn->maybeOperator();
   if (!op) return nullptr;
-  return std::make_unique<FallbackKernel>(op->getOperation(jn), "boxed " + c10::toString(op->schema().operator_name()));
+  const c10::FunctionSchema& schema = op->schema();
+  return std::make_unique<FallbackKernel>(op->getOperation(jn), "boxed " + c10::toString(schema.operator_name()),
+                                          schema.is_vararg());
 }
 
 }  // namespace brisk

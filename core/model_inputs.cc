@@ -2,10 +2,13 @@
 
 #include <torch/csrc/jit/serialization/pickle.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
 #include "core/error.h"
+#include "core/file_check.h"
 
 namespace brisk {
 namespace {
@@ -40,31 +43,54 @@ c10::IValue deepClone(const c10::IValue& v) {
 }  // namespace
 
 ModelInputs loadInputs(const std::string& path) {
+  if (std::string problem = fileProblem(path); !problem.empty())
+    throw Error("inputs file '" + path + "': cannot read it: it " + problem);
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw Error("inputs file '" + path + "': cannot open it");
+  if (!f) throw Error("inputs file '" + path + "': cannot open it: " + std::strerror(errno));
   std::vector<char> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   c10::IValue root;
+  // torch.save writes a zip archive; a bare pickle (0x80 = PROTO) is the legacy format
+  // of _use_new_zipfile_serialization=False, which libtorch's reader does not take.
+  if (!data.empty() && static_cast<unsigned char>(data[0]) == 0x80)
+    throw Error("inputs file '" + path +
+                "': written in torch.save's legacy format (_use_new_zipfile_serialization=False); "
+                "save it with torch.save's default zip format");
   try {
     root = torch::jit::pickle_load(data);
   } catch (const std::exception& e) {
-    throw Error("inputs file '" + path + "': not a torch.save inputs file: " + describeException(e));
+    std::string why = describeException(e);
+    if (why.find("Only Pickle protocol 2") != std::string::npos)
+      throw Error("inputs file '" + path + "': written with a pickle protocol above 2; save it with "
+                  "torch.save's default pickle_protocol=2");
+    throw Error("inputs file '" + path + "': not a torch.save inputs file: " + why);
   }
   if (!root.isGenericDict())
     throw Error("inputs file '" + path + "': expected a dict {\"args\": [...], \"kwargs\": {...}}");
   ModelInputs out;
   for (const auto& kv : root.toGenericDict()) {
+    if (!kv.key().isString())
+      throw Error("inputs file '" + path + "': expected string keys \"args\" and \"kwargs\", got a " +
+                  kv.key().tagKind() + " key");
     const std::string& key = kv.key().toStringRef();
+    const c10::IValue& v = kv.value();
     if (key == "args") {
-      const c10::IValue& a = kv.value();
-      if (a.isList()) {
-        for (const c10::IValue& v : a.toListRef()) out.args.push_back(v);
-      } else if (a.isTuple()) {
-        for (const c10::IValue& v : a.toTupleRef().elements()) out.args.push_back(v);
+      if (v.isList()) {
+        for (const c10::IValue& a : v.toListRef()) out.args.push_back(a);
+      } else if (v.isTuple()) {
+        for (const c10::IValue& a : v.toTupleRef().elements()) out.args.push_back(a);
       } else {
-        throw Error("inputs file '" + path + "': \"args\" must be a list or tuple");
+        throw Error("inputs file '" + path + "': \"args\" must be a list or tuple, got " + v.tagKind());
       }
     } else if (key == "kwargs") {
-      for (const auto& kw : kv.value().toGenericDict()) out.kwargs[kw.key().toStringRef()] = kw.value();
+      if (!v.isGenericDict())
+        throw Error("inputs file '" + path + "': \"kwargs\" must be a dict, got " + v.tagKind());
+      for (const auto& kw : v.toGenericDict()) {
+        if (!kw.key().isString())
+          throw Error("inputs file '" + path + "': \"kwargs\" keys must be strings, got a " + kw.key().tagKind());
+        out.kwargs[kw.key().toStringRef()] = kw.value();
+      }
+    } else {
+      throw Error("inputs file '" + path + "': unexpected key '" + key + "' (expected \"args\" and \"kwargs\")");
     }
   }
   return out;

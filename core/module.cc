@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+
 #include <ATen/core/function_schema.h>
 #include <ATen/core/ivalue_inl.h>
 
@@ -9,8 +11,10 @@
 #include "core/error.h"
 #include "core/escape_analysis.h"
 #include "core/fallback_kernel.h"
+#include "core/file_check.h"
 #include "core/frontend.h"
 #include "core/graph.h"
+#include "core/option_ranges.h"
 #include "core/inplace_reuse.h"
 #include "core/kernel_registry.h"
 #include "core/memory_plan.h"
@@ -135,9 +139,10 @@ std::unique_ptr<Kernel> ModuleBuilder::chooseKernel(const Node& node) {
       k->setProvider("torchscript");
       return k;
     }
-    // Ops the interpreter runs as instructions (prim::ListConstruct, ...) have no JIT
-    // operator to fall back to: core's native kernel is the only way to run them.
-    if (o.fallback_only)
+    // Ops the interpreter runs as instructions (prim::ListConstruct, aten::warn, ...)
+    // have no JIT operator to fall back to: a native kernel is the only way to run them,
+    // so --no-native and --fallback-only give way rather than refuse the model.
+    if (!o.use_native || o.fallback_only)
       if (auto k = tryRegistry(registries_.native, ctx)) return k;
   } catch (const Error& e) {
     throw e.withModel(m_.name_).withNode(node.describe(), node.key());
@@ -167,9 +172,14 @@ const ExecBlock* ModuleBuilder::compileBlock(const Block& block) {
     plan.kernels.push_back(std::move(k));
     eb->steps.push_back(s);
   }
-  for (const Value* r : block.returns()) {
+  const auto& returns = block.returns();
+  for (size_t i = 0; i < returns.size(); ++i) {
+    const Value* r = returns[i];
     eb->returns.push_back(r->id());
-    eb->return_is_local.push_back(!r->isConstant() && r->owningBlock() == &block);
+    // A value returned more than once (`return (a, a)`, a loop carrying (x, x)) is moved
+    // out only at its last position; the earlier ones copy it (takeReturn runs in order).
+    bool returned_later = std::find(returns.begin() + i + 1, returns.end(), r) != returns.end();
+    eb->return_is_local.push_back(!r->isConstant() && r->owningBlock() == &block && !returned_later);
   }
   return eb;
 }
@@ -279,13 +289,12 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
                                           const Options& options, Registries* registries,
                                           std::shared_ptr<void> keepalive) {
   Registries& regs = registries ? *registries : Registries::global();
+  validateOptions(options, graph->name());
   try {
     threading::applyThreadSettings(threading::ThreadSettings{options.intra_op_threads, options.inter_op_threads});
   } catch (const std::invalid_argument& e) {
     throw Error(Error::Where{graph->name(), "", ""}, e.what());
   }
-  if (options.max_parallel_ops < 1)
-    throw Error(Error::Where{graph->name(), "", ""}, "max_parallel_ops must be >= 1");
   std::shared_ptr<Module> m(new Module(graph->name(), options));
   m->graph_ = std::move(graph);
   m->keepalive_ = std::move(keepalive);
@@ -303,6 +312,9 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
 }
 
 std::shared_ptr<Module> Module::load(const std::string& path, const Options& options, Registries* registries) {
+  validateOptions(options, path);  // before the costly load
+  if (std::string problem = fileProblem(path); !problem.empty())
+    throw Error(Error::Where{path, "", ""}, "cannot read the model file: it " + problem);
   FrontendResult r = loadTorchScript(path, options);
   if (options.inplace_reuse) markInPlaceReuse(*r.graph);
   return fromGraph(std::move(r.graph), std::move(r.signature), options, registries, std::move(r.keepalive));

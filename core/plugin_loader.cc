@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "core/error.h"
+#include "core/file_check.h"
 #include "core/plugin.h"
 
 namespace brisk {
@@ -114,9 +115,9 @@ PluginInfo loadPlugin(const std::string& name_or_path, const std::vector<std::st
   if (path.empty()) {
     std::string dirs;
     for (const auto& d : searchDirs(extra_dirs)) dirs += (dirs.empty() ? "" : ":") + d;
-    throw pluginError(name_or_path, name_or_path.find('/') != std::string::npos
-                                        ? "file not found"
-                                        : "not found (searched " + dirs + ")");
+    const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.find(".so") != std::string::npos;
+    throw pluginError(name_or_path, is_path ? "cannot be loaded: it " + fileProblem(name_or_path)
+                                            : "not found (searched " + dirs + ")");
   }
   char real[PATH_MAX];
   std::string key = ::realpath(path.c_str(), real) ? std::string(real) : path;

@@ -50,7 +50,15 @@ std::unique_ptr<Kernel> makeListConstruct(KernelBuildContext& b) {
 
 std::unique_ptr<Kernel> makeTupleConstruct(KernelBuildContext& b) {
   auto type = b.node().output(0)->type()->cast<c10::TupleType>();
-  if (type && type->schema()) return nullptr;  // named tuples keep their type: fallback
+  if (type && type->schema())  // a NamedTuple: the value carries its type (field names)
+    return lambda(
+        [type](KernelContext& ctx) {
+          std::vector<c10::IValue> elems;
+          elems.reserve(ctx.numInputs());
+          for (size_t i = 0; i < ctx.numInputs(); ++i) elems.push_back(ctx.input(i));
+          ctx.output(0) = c10::ivalue::Tuple::createNamed(std::move(elems), type);
+        },
+        "named tuple construct");
   return lambda(
       [](KernelContext& ctx) {
         const size_t n = ctx.numInputs();

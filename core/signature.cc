@@ -12,7 +12,9 @@ bool matches(const c10::IValue& v, const c10::Type& t) {
   using K = c10::TypeKind;
   switch (t.kind()) {
     case K::AnyType: return true;
-    case K::TensorType: return v.isTensor();
+    // An undefined at::Tensor is TorchScript's None, not a Tensor: kernels would
+    // assert on it.
+    case K::TensorType: return v.isTensor() && v.toTensor().defined();
     case K::IntType: return v.isInt();
     case K::FloatType: return v.isDouble() || v.isInt();
     case K::NumberType: return v.isInt() || v.isDouble() || v.isBool();
@@ -41,6 +43,7 @@ bool matches(const c10::IValue& v, const c10::Type& t) {
 std::string kindOf(const c10::IValue& v) {
   if (v.isTensor()) {
     const auto& t = v.toTensor();
+    if (!t.defined()) return "undefined tensor";
     return std::string(c10::toString(t.scalar_type())) + " tensor of rank " + std::to_string(t.dim());
   }
   return v.tagKind();

@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/module.h"
+#include "core/option_ranges.h"
 #include "core/profiler.h"
 #include "core/run_options.h"
 #include "python/py_convert.h"
@@ -38,12 +39,16 @@ bool asBool(const std::string& key, const py::handle& v) {
   return v.cast<bool>();
 }
 
-int64_t asInt(const std::string& key, const py::handle& v, int64_t min_value) {
+// An int within the option's range (core/option_ranges.h); Python ints beyond int64
+// are out of range too, not a cast error.
+int64_t asInt(const py::handle& v, const IntRange& range) {
+  const std::string key = range.option;
   if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v))
     throw Error("option '" + key + "' expects an int, got " + typeName(v));
-  const int64_t x = v.cast<int64_t>();
-  if (x < min_value) throw Error("option '" + key + "' must be >= " + std::to_string(min_value) + ", got " + std::to_string(x));
-  return x;
+  const py::int_ lo(range.min), hi(range.max);
+  if (v < lo || v > hi)
+    throw Error("option '" + key + "' must be in " + describeRange(range) + ", got " + py::str(v).cast<std::string>());
+  return v.cast<int64_t>();
 }
 
 std::string asString(const std::string& key, const py::handle& v) {
@@ -87,11 +92,11 @@ Options toOptions(const py::dict& kwargs) {
     else if (key == "small_gemm")
       o.small_gemm = asBool(key, v);
     else if (key == "plan_kernel_scratch") o.plan_kernel_scratch = asBool(key, v);
-    else if (key == "max_runtimes") o.max_runtimes = static_cast<size_t>(asInt(key, v, 0));
-    else if (key == "runtime_idle_ms") o.runtime_idle_ms = asInt(key, v, 0);
-    else if (key == "max_parallel_ops") o.max_parallel_ops = static_cast<int>(asInt(key, v, 1));
-    else if (key == "intra_op_threads") o.intra_op_threads = static_cast<int>(asInt(key, v, 0));
-    else if (key == "inter_op_threads") o.inter_op_threads = static_cast<int>(asInt(key, v, 0));
+    else if (key == "max_runtimes") o.max_runtimes = static_cast<size_t>(asInt(v, kMaxRuntimesRange));
+    else if (key == "runtime_idle_ms") o.runtime_idle_ms = asInt(v, kRuntimeIdleMsRange);
+    else if (key == "max_parallel_ops") o.max_parallel_ops = static_cast<int>(asInt(v, kMaxParallelOpsRange));
+    else if (key == "intra_op_threads") o.intra_op_threads = static_cast<int>(asInt(v, kIntraOpThreadsRange));
+    else if (key == "inter_op_threads") o.inter_op_threads = static_cast<int>(asInt(v, kInterOpThreadsRange));
     else throw Error("unknown option '" + key + "' (options: " + kOptionNames + ")");
   }
   return o;

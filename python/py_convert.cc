@@ -9,8 +9,10 @@
 namespace brisk::python {
 namespace {
 
-
 c10::IValue convert(const py::handle& obj, const c10::TypePtr& declared, const std::string& what) {
+  // None stays None whatever the declared type: toIValue would turn it into an
+  // undefined Tensor or False, which the interpreter refuses and Signature::bind must too.
+  if (obj.is_none()) return c10::IValue();
   if (declared) {
     try {
       return torch::jit::toIValue(obj, declared);

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <sstream>
 
 namespace brisk {
@@ -72,12 +73,32 @@ std::string summarizeIValue(const c10::IValue& v) {
   std::ostringstream os;
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
+    if (!t.defined()) return "Tensor(undefined)";
     os << "Tensor" << t.sizes() << " " << c10::toString(t.scalar_type());
-    if (t.numel() > 0) os << " sum=" << t.to(at::kDouble).sum().item<double>();
+    if (t.numel() > 0) {
+      const at::Tensor plain = t.is_quantized() ? t.dequantize() : t;
+      if (plain.is_complex()) {  // both parts: a real sum would drop the imaginary one
+        const c10::complex<double> z = plain.to(at::kComplexDouble).sum().item<c10::complex<double>>();
+        os << " sum=" << z.real() << (z.imag() < 0 ? "-" : "+") << std::abs(z.imag()) << "j";
+      } else {
+        os << " sum=" << plain.to(at::kDouble).sum().item<double>();
+      }
+    }
   } else if (v.isTuple() || v.isList()) {
     std::vector<c10::IValue> xs = v.isTuple() ? v.toTupleRef().elements().vec() : v.toList().vec();
+    // A NamedTuple shows its type and field names, as Python prints it.
+    std::vector<std::string_view> fields;
+    if (v.isTuple())
+      if (auto tt = v.toTupleRef().type(); tt && tt->schema()) {
+        os << tt->name()->name();
+        fields = tt->names().value_or(std::vector<std::string_view>{});
+      }
     os << (v.isTuple() ? "(" : "[");
-    for (size_t i = 0; i < xs.size(); ++i) os << (i ? ", " : "") << summarizeIValue(xs[i]);
+    for (size_t i = 0; i < xs.size(); ++i) {
+      os << (i ? ", " : "");
+      if (i < fields.size()) os << fields[i] << "=";
+      os << summarizeIValue(xs[i]);
+    }
     os << (v.isTuple() ? ")" : "]");
   } else if (v.isGenericDict()) {
     os << "{";

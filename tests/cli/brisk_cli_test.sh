@@ -19,9 +19,10 @@ fail() {
   failures=$((failures + 1))
 }
 
-# brisk ARGS... with stdout/stderr captured; sets $rc.
+# brisk ARGS... with stdout/stderr captured; sets $rc. $PREFIX (e.g. "timeout 60") runs
+# in front of it when set.
 run_brisk() {
-  "$BRISK" "$@" >"$OUT" 2>"$ERR"
+  ${PREFIX:-} "$BRISK" "$@" >"$OUT" 2>"$ERR"
   rc=$?
 }
 
@@ -91,8 +92,8 @@ expect_error 2 "run mlp --bogus" "unknown flag '--bogus'"
 expect_error 2 "run mlp extra" "at most one MODEL"
 expect_error 2 "bench mlp --iters" "expects a value"
 expect_error 2 "bench mlp --iters x" "expects an integer"
-expect_error 2 "bench mlp --iters 0" "must be >= 1"
-expect_error 2 "run mlp --max-runtimes -3" "must be >= 0"
+expect_error 2 "bench mlp --iters 0" "must be in \[1, "
+expect_error 2 "run mlp --max-runtimes -3" "must be in \[0, "
 expect_error 2 "inspect mlp --check" "unknown flag"
 
 # --- bad models and inputs (exit 2, one line, no crash) ---------------------------------
@@ -133,8 +134,56 @@ expect_ok "bench resnet18 --batch 8 --rounds 1 --iters 1 --warmup 0" "^inputs: .
   "^check: brisk's output matches the TorchScript interpreter$"
 expect_error 2 "bench mlp --batch 8 --rounds 1 --iters 1" "no batch-8 inputs for mlp"
 expect_error 2 "bench resnet18 --batch 8 --inputs $ZOO/resnet18.inputs.pt" "exclusive"
-expect_error 2 "bench mlp --memory-iters 1" "must be >= 2"
+expect_error 2 "bench mlp --memory-iters 1" "must be in \[2, "
 expect_ok "run mlp --check --manage-output-tensors" "^check: matches the TorchScript interpreter$"
+
+# --- hostile input: file kinds, numeric bounds, plain torch.save inputs -----------------
+# A FIFO blocks whoever opens it and /dev/zero never ends: both must be refused by kind
+# (under a timeout here, so a regression fails instead of hanging the test).
+mkfifo "$TMP/model.fifo"
+ln -sfn "$TMP/loop_b.pt" "$TMP/loop_a.pt"
+ln -sfn "$TMP/loop_a.pt" "$TMP/loop_b.pt"
+PREFIX="timeout 60"
+expect_error 2 "run $TMP/model.fifo" "FIFO"
+expect_error 2 "run /dev/zero" "character device"
+expect_error 2 "run $TMP/loop_a.pt" "symbolic link loop"
+expect_error 2 "run mlp --inputs $TMP/model.fifo" "FIFO"
+expect_error 2 "run mlp --inputs /dev/zero" "character device"
+expect_error 2 "run mlp --plugin $TMP" "is a directory"
+PREFIX=
+# Every numeric flag names its range; values that used to wrap to int are refused.
+for t in 0 1025 100000 4294967295 4294967296 -1 99999999999999999999; do
+  expect_error 2 "run mlp --threads $t" "--threads must be in \[1, 1024\], got $t"
+done
+expect_error 2 "run mlp --inter-op-threads 4294967295" "--inter-op-threads must be in \[1, 1024\]"
+expect_error 2 "run mlp --max-parallel-ops 0" "--max-parallel-ops must be in \[1, 1024\]"
+expect_error 2 "run mlp --runtime-idle-ms -5" "--runtime-idle-ms must be in \[0, "
+expect_error 2 "run mlp --max-runtimes 100000000" "--max-runtimes must be in \[0, 65536\]"
+expect_error 2 "bench mlp --rounds 100000000" "--rounds must be in \[1, "
+expect_error 2 "bench mlp --seconds 1e9" "--seconds must be in \[0, "
+# Inputs files as a user writes them with plain torch.save (one-item lists and dicts,
+# pickle's single APPEND/SETITEM), and the formats libtorch cannot read, named.
+/opt/brisk/venv/bin/python3 - "$TMP" <<'PY' || fail "writing the torch.save inputs files"
+import sys, torch
+d = sys.argv[1]
+g = torch.Generator().manual_seed(0)
+torch.save({"args": [torch.randn(3, 256, generator=g)], "kwargs": {}}, f"{d}/plain.inputs.pt")
+torch.save({"args": [torch.randn(2, 8, generator=g)], "kwargs": {"scale": 2.0}}, f"{d}/plain_kw.inputs.pt")
+torch.save({"args": [torch.randn(3, 256, generator=g)]}, f"{d}/proto4.inputs.pt", pickle_protocol=4)
+torch.save({"args": [torch.randn(3, 256, generator=g)]}, f"{d}/legacy.inputs.pt", _use_new_zipfile_serialization=False)
+# A model with a complex output: the summary must show both parts of the sum.
+# (Traced: a module read from stdin has no source for torch.jit.script.)
+class Complex(torch.nn.Module):
+    def forward(self, x):
+        return torch.view_as_complex(x)
+torch.jit.trace(Complex(), torch.zeros(2, 2)).save(f"{d}/complex.pt")
+torch.save({"args": [torch.tensor([[1.0, 2.0], [3.0, -8.0]])], "kwargs": {}}, f"{d}/complex.inputs.pt")
+PY
+expect_ok "run mlp --check --inputs $TMP/plain.inputs.pt" "^output: Tensor\[3, 10\] Float" "^check: matches"
+expect_ok "run multi_output --check --inputs $TMP/plain_kw.inputs.pt" "^check: matches"
+expect_error 2 "run mlp --inputs $TMP/proto4.inputs.pt" "pickle protocol above 2"
+expect_error 2 "run mlp --inputs $TMP/legacy.inputs.pt" "legacy format"
+expect_ok "run $TMP/complex.pt --check" "^output: Tensor\[2\] ComplexFloat sum=4-6j$" "^check: matches"
 
 if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed"

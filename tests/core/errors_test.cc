@@ -5,13 +5,19 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 #include <functional>
+#include <limits>
 
 #include "core/error.h"
 #include "core/graph.h"
 #include "core/model_inputs.h"
 #include "core/module.h"
+#include "core/kernel_registry.h"
+#include "core/plugin_loader.h"
 #include "core/runtime.h"
 #include "tests/testing/model_check.h"
 
@@ -48,7 +54,7 @@ std::string readFile(const std::string& path) {
 
 TEST(Errors, MissingFile) {
   expectContains(errorOf([] { Module::load("/nonexistent/model.pt"); }),
-                 {"model '/nonexistent/model.pt'", "cannot open file", "No such file"});
+                 {"model '/nonexistent/model.pt'", "model file", "does not exist"});
 }
 
 TEST(Errors, NotTorchScript) {
@@ -125,10 +131,72 @@ graph(%a : Tensor, %b : Tensor):
   EXPECT_TRUE(rt->run({a, b}).toTensor().allclose(at::relu(at::mm(a, b))));
 }
 
+// Paths that exist but are no regular file: opening a FIFO blocks and /dev/zero never
+// ends, so each must be refused by kind before anything opens it (they used to hang or
+// be reported as "not found").
+TEST(Errors, PathsThatAreNotFiles) {
+  const std::string dir = std::getenv("TEST_TMPDIR") ? std::getenv("TEST_TMPDIR") : "/tmp";
+  const std::string fifo = dir + "/model.fifo", loop_a = dir + "/loop_a.pt", loop_b = dir + "/loop_b.pt";
+  ::unlink(fifo.c_str());
+  ::unlink(loop_a.c_str());
+  ::unlink(loop_b.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ASSERT_EQ(::symlink(loop_b.c_str(), loop_a.c_str()), 0);
+  ASSERT_EQ(::symlink(loop_a.c_str(), loop_b.c_str()), 0);
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {fifo, "FIFO"}, {"/dev/zero", "character device"}, {loop_a, "symbolic link loop"}, {dir, "directory"}};
+  for (const auto& [path, kind] : cases) {
+    expectContains(errorOf([&] { Module::load(path); }), {"model '" + path + "'", kind});
+    expectContains(errorOf([&] { loadInputs(path); }), {"inputs file '" + path + "'", kind});
+  }
+  Registries registries;
+  expectContains(errorOf([&] { loadPlugin(dir, {}, registries); }), {"plugin '" + dir + "'", "directory"});
+  expectContains(errorOf([&] { loadPlugin(fifo, {}, registries); }), {"FIFO"});
+}
+
+// Every numeric option has a range; values outside it (including ones that would wrap
+// when narrowed to the field's type) are one clear error naming the range.
+TEST(Errors, OptionsOutOfRange) {
+  const char* ir = R"IR(
+graph(%a : Tensor):
+  %b : Tensor = aten::relu(%a)
+  return (%b)
+)IR";
+  std::vector<std::pair<std::function<void(Options&)>, std::vector<std::string>>> cases = {
+      {[](Options& o) { o.intra_op_threads = 100000; }, {"intra_op_threads", "[0, 1024]", "100000"}},
+      {[](Options& o) { o.intra_op_threads = -1; }, {"intra_op_threads", "[0, 1024]"}},
+      {[](Options& o) { o.inter_op_threads = std::numeric_limits<int>::max(); }, {"inter_op_threads", "[0, 1024]"}},
+      {[](Options& o) { o.max_parallel_ops = 0; }, {"max_parallel_ops", "[1, 1024]"}},
+      {[](Options& o) { o.runtime_idle_ms = -5; }, {"runtime_idle_ms", "[0, 604800000]"}},
+      {[](Options& o) { o.max_runtimes = std::numeric_limits<size_t>::max(); }, {"max_runtimes", "[0, 65536]"}},
+  };
+  for (auto& [set, parts] : cases) {
+    Options o;
+    set(o);
+    parts.push_back("model 'bad-options'");
+    expectContains(errorOf([&] { Module::fromIR(ir, o, "bad-options"); }), parts);
+  }
+  Options o;
+  o.intra_op_threads = 100000;
+  expectContains(errorOf([&] { Module::load(testing::zooModel("mlp"), o); }), {"mlp.pt", "intra_op_threads"});
+}
+
+// None (or an undefined tensor from C++) where the model declares a Tensor is refused at
+// the boundary, not handed to a kernel that asserts on it.
+TEST(Errors, NoneForTensor) {
+  auto m = Module::load(testing::zooModel("mlp"));
+  expectContains(errorOf([&] { m->run({c10::IValue()}); }), {"input 'x' (#0)", "expected Tensor", "got None"});
+  expectContains(errorOf([&] { m->run({at::Tensor()}); }), {"input 'x' (#0)", "expected Tensor", "undefined tensor"});
+  EXPECT_EQ(m->run({at::randn({2, 256})}).toTensor().size(0), 2);
+}
+
 TEST(Errors, BadInputsFile) {
-  expectContains(errorOf([] { loadInputs("/nonexistent/x.inputs.pt"); }), {"x.inputs.pt", "cannot open"});
+  expectContains(errorOf([] { loadInputs("/nonexistent/x.inputs.pt"); }), {"x.inputs.pt", "does not exist"});
   std::string path = tmpFile("bad.inputs.pt", "garbage");
   expectContains(errorOf([&] { loadInputs(path); }), {"bad.inputs.pt", "not a torch.save inputs file"});
+  // A bare pickle: torch.save(..., _use_new_zipfile_serialization=False).
+  std::string legacy = tmpFile("legacy.inputs.pt", std::string("\x80\x02}q\x00.", 6));
+  expectContains(errorOf([&] { loadInputs(legacy); }), {"legacy.inputs.pt", "legacy format"});
 }
 
 }  // namespace

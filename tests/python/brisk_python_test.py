@@ -105,7 +105,7 @@ class Errors(unittest.TestCase):
     def test_options(self):
         self.assert_brisk_error(lambda: brisk.load(zoo("mlp"), no_such_option=True), "unknown option 'no_such_option'")
         self.assert_brisk_error(lambda: brisk.load(zoo("mlp"), memory_planning=1), "expects a bool")
-        self.assert_brisk_error(lambda: brisk.load(zoo("mlp"), max_runtimes=-1), ">= 0")
+        self.assert_brisk_error(lambda: brisk.load(zoo("mlp"), max_runtimes=-1), r"must be in \[0, 65536\]")
         self.assert_brisk_error(lambda: brisk.load(zoo("mlp"), planner="no_such_planner"), "no_such_planner")
         self.assert_brisk_error(lambda: brisk.load(zoo("mlp"), plugins=["no_such_plugin"]), "no_such_plugin")
 

@@ -46,11 +46,12 @@ struct BenchFlags {
   void addOwn(FlagParser& p) {
     p.addString("inputs", &inputs, "FILE", "inputs file (default: the model's <model>.inputs.pt)");
     p.addInt("warmup", &warmup, "N",
-             "warm-up iterations per executor (default: auto, >= 3 iterations and >= 100 ms)", 0);
-    p.addInt("iters", &iters, "N", "iterations per executor per round (default: time-based, see --seconds)", 1);
-    p.addInt("rounds", &rounds, "N", "rounds, in rotating executor order (default 5)", 1);
+             "warm-up iterations per executor (default: auto, >= 3 iterations and >= 100 ms)", 0, 100000000);
+    p.addInt("iters", &iters, "N", "iterations per executor per round (default: time-based, see --seconds)", 1,
+             100000000);
+    p.addInt("rounds", &rounds, "N", "rounds, in rotating executor order (default 5)", 1, 10000);
     p.addDouble("seconds", &seconds, "S", "time per executor per round when --iters is not given (default 0.2)",
-                0.0);
+                0.0, 3600.0);
     p.addString("json", &json, "FILE", "also write the results as JSON to FILE");
     prof.addTo(p);
     thr.addTo(p);

@@ -8,12 +8,16 @@
 
 namespace brisk::cli {
 
-int64_t parseInt(const std::string& flag, const std::string& text) {
+int64_t parseInt(const std::string& flag, const std::string& text, int64_t min_value, int64_t max_value) {
   errno = 0;
   char* end = nullptr;
   long long v = std::strtoll(text.c_str(), &end, 10);
-  if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE)
+  if (text.empty() || end != text.c_str() + text.size())
     throw UsageError("--" + flag + " expects an integer, got '" + text + "'");
+  // strtoll clamps what int64 cannot hold (ERANGE): out of range as well.
+  if (errno == ERANGE || v < min_value || v > max_value)
+    throw UsageError("--" + flag + " must be in [" + std::to_string(min_value) + ", " + std::to_string(max_value) +
+                     "], got " + text);
   return v;
 }
 
@@ -35,23 +39,19 @@ void FlagParser::addSwitch(const std::string& name, bool* target, bool value, co
 }
 
 void FlagParser::addInt(const std::string& name, int64_t* target, const std::string& metavar,
-                        const std::string& help, int64_t min_value) {
-  flags_.push_back({name, metavar, help, [name, target, min_value](const std::string& v) {
-                      int64_t x = parseInt(name, v);
-                      if (x < min_value)
-                        throw UsageError("--" + name + " must be >= " + std::to_string(min_value) +
-                                         ", got " + v);
-                      *target = x;
+                        const std::string& help, int64_t min_value, int64_t max_value) {
+  flags_.push_back({name, metavar, help, [name, target, min_value, max_value](const std::string& v) {
+                      *target = parseInt(name, v, min_value, max_value);
                     }});
 }
 
 void FlagParser::addDouble(const std::string& name, double* target, const std::string& metavar,
-                           const std::string& help, double min_value) {
-  flags_.push_back({name, metavar, help, [name, target, min_value](const std::string& v) {
+                           const std::string& help, double min_value, double max_value) {
+  flags_.push_back({name, metavar, help, [name, target, min_value, max_value](const std::string& v) {
                       double x = parseDouble(name, v);
-                      if (x < min_value) {
+                      if (x < min_value || x > max_value) {
                         std::ostringstream os;
-                        os << "--" << name << " must be >= " << min_value << ", got " << v;
+                        os << "--" << name << " must be in [" << min_value << ", " << max_value << "], got " << v;
                         throw UsageError(os.str());
                       }
                       *target = x;

@@ -22,10 +22,12 @@ class FlagParser {
   void addBool(const std::string& name, bool* target, const std::string& help);
   // Sets *target to `value` when the flag is present (e.g. --no-native -> false).
   void addSwitch(const std::string& name, bool* target, bool value, const std::string& help);
+  // Numbers outside [min_value, max_value] are a UsageError naming the range: every
+  // numeric flag is bounded (no wrapping when narrowed, no runaway thread counts).
   void addInt(const std::string& name, int64_t* target, const std::string& metavar,
-              const std::string& help, int64_t min_value = INT64_MIN);
+              const std::string& help, int64_t min_value, int64_t max_value);
   void addDouble(const std::string& name, double* target, const std::string& metavar,
-                 const std::string& help, double min_value = -1e300);
+                 const std::string& help, double min_value, double max_value);
   void addString(const std::string& name, std::string* target, const std::string& metavar,
                  const std::string& help);
   void addList(const std::string& name, std::vector<std::string>* target, const std::string& metavar,
@@ -52,8 +54,9 @@ class FlagParser {
   std::vector<std::string> given_;
 };
 
-// Strict number parsing (whole string); throws UsageError naming the flag.
-int64_t parseInt(const std::string& flag, const std::string& text);
+// Strict number parsing (whole string); throws UsageError naming the flag (and, for
+// integers, the allowed range).
+int64_t parseInt(const std::string& flag, const std::string& text, int64_t min_value, int64_t max_value);
 double parseDouble(const std::string& flag, const std::string& text);
 
 }  // namespace brisk::cli

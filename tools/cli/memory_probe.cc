@@ -31,11 +31,13 @@ namespace brisk::cli {
 void MemoryBenchFlags::addTo(FlagParser& p) {
   p.addBool("memory", &memory,
             "also measure peak RSS increase over the loaded model, brisk vs the interpreter, each in its own process");
-  p.addInt("memory-runs", &memory_runs, "N", "processes per executor for --memory (default 3; medians reported)", 1);
-  p.addInt("memory-iters", &memory_iters, "N", "inferences per --memory process (default 5)", 2);
+  p.addInt("memory-runs", &memory_runs, "N", "processes per executor for --memory (default 3; medians reported)", 1,
+           1000);
+  p.addInt("memory-iters", &memory_iters, "N", "inferences per --memory process (default 5)", 2, 1000000);
   p.addBool("compare-planning", &compare_planning,
             "also time (and with --memory, measure) brisk without memory planning");
-  p.addInt("batch", &batch, "N", "use the bundled <model>.b<N>.inputs.pt (resnet18, mobilenet_v2: 8)", 1);
+  p.addInt("batch", &batch, "N", "use the bundled <model>.b<N>.inputs.pt (resnet18, mobilenet_v2: 8)", 1,
+           4096);
 }
 
 void MemoryBenchFlags::addHidden(FlagParser& p) {

@@ -9,6 +9,7 @@
 #include <cstdlib>
 
 #include "core/error.h"
+#include "core/file_check.h"
 #include "core/model_inputs.h"
 
 namespace brisk::cli {
@@ -85,7 +86,8 @@ ModelLocation locateModel(const std::string& model) {
       if (endsWith(base, ".pt")) base.resize(base.size() - 3);
       return {p, base, false};
     }
-    if (isDir(p)) throw Error("not a model file (a directory): " + p);
+    // Something is there but it is no model file (a directory, FIFO, device, link loop).
+    if (pathExists(p)) throw Error("model file " + p + ": it " + fileProblem(p));
   }
   const bool bare = name.find('/') == std::string::npos && !endsWith(name, ".pt");
   std::string dir = zooDir();
@@ -107,7 +109,8 @@ ModelLocation locateModel(const std::string& model) {
 std::string locateInputs(const ModelLocation& model, const std::string& inputs_flag) {
   if (!inputs_flag.empty()) {
     std::string p = userPath(inputs_flag);
-    if (!isFile(p)) throw Error("inputs file not found: " + p);
+    if (!pathExists(p)) throw Error("inputs file not found: " + p);
+    if (std::string problem = fileProblem(p); !problem.empty()) throw Error("inputs file " + p + ": it " + problem);
     return p;
   }
   std::string p = defaultInputsPath(model.path);

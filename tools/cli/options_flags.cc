@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "core/option_ranges.h"
 #include "tools/cli/json.h"
 
 namespace brisk::cli {
@@ -32,14 +33,19 @@ void CommonFlags::addTo(FlagParser& p) {
               "elementwise kernels never write into an input tensor (default: they may when nothing else reads it)");
   p.addSwitch("no-plan-scratch", &plan_kernel_scratch, false,
               "kernels' temporaries (oneDNN's buffers in conv) come from the heap, not the planned slab");
-  p.addInt("max-runtimes", &max_runtimes, "N", "at most N pooled runtimes (0 = unbounded)", 0);
-  p.addInt("runtime-idle-ms", &runtime_idle_ms, "N", "free pooled runtimes idle for N ms (0 = never)", 0);
+  p.addInt("max-runtimes", &max_runtimes, "N", "at most N pooled runtimes (0 = unbounded)",
+           kMaxRuntimesRange.min, kMaxRuntimesRange.max);
+  p.addInt("runtime-idle-ms", &runtime_idle_ms, "N", "free pooled runtimes idle for N ms (0 = never)",
+           kRuntimeIdleMsRange.min, kRuntimeIdleMsRange.max);
   p.addInt("threads", &threads, "N",
-           "at::set_num_threads(N) (MKL's GEMMs follow it) once at start; bench default 1, others: libtorch's", 1);
+           "at::set_num_threads(N) (MKL's GEMMs follow it) once at start; bench default 1, others: libtorch's", 1,
+           kIntraOpThreadsRange.max);
   p.addInt("inter-op-threads", &inter_op_threads, "N",
-           "size of the inter-op arena that runs forks and parallel nodes (default: cores)", 1);
+           "size of the inter-op arena that runs forks and parallel nodes (default: cores)", 1,
+           kInterOpThreadsRange.max);
   p.addInt("max-parallel-ops", &max_parallel_ops, "N",
-           "run up to N independent nodes at once on the inter-op arena (default 1: serial)", 1);
+           "run up to N independent nodes at once on the inter-op arena (default 1: serial)",
+           kMaxParallelOpsRange.min, kMaxParallelOpsRange.max);
   p.addBool("verbose", &verbose, "show glog INFO messages (default: warnings and errors only)");
 }
 

@@ -15,8 +15,9 @@ void ProfileFlags::addTo(FlagParser& p) {
             "after timing, profile brisk per node: time per node and per op (kernel kind, provider) and the "
             "framework overhead per node");
   p.addString("trace", &trace, "FILE", "with --profile: write one run as Chrome-trace JSON (Perfetto) to FILE");
-  p.addInt("top", &top, "N", "with --profile: rows per table (default 15)", 1);
-  p.addInt("profile-runs", &profile_runs, "N", "with --profile: profiled runs (default: auto, >= 5 and >= 200 ms)", 1);
+  p.addInt("top", &top, "N", "with --profile: rows per table (default 15)", 1, 100000);
+  p.addInt("profile-runs", &profile_runs, "N", "with --profile: profiled runs (default: auto, >= 5 and >= 200 ms)", 1,
+           100000000);
 }
 
 std::string runProfile(const ProfileFlags& flags, const Module& module, const ModelInputs& inputs,

@@ -8,6 +8,7 @@
 
 #include "core/model_inputs.h"
 #include "core/module.h"
+#include "core/option_ranges.h"
 #include "threading/inter_op_arena.h"
 #include "threading/thread_settings.h"
 #include "tools/cli/common.h"
@@ -20,7 +21,8 @@ namespace brisk::cli {
 void ThreadingBenchFlags::addTo(FlagParser& p) {
   p.addBool("serial-baseline", &serial_baseline,
             "also time brisk's serial executor (forks inline, max_parallel_ops 1) against brisk as configured");
-  p.addInt("callers", &callers, "N", "also measure the throughput of N threads calling one Module vs one thread", 1);
+  p.addInt("callers", &callers, "N", "also measure the throughput of N threads calling one Module vs one thread", 1,
+           kMaxThreads);
 }
 
 namespace {
