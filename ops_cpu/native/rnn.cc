@@ -60,6 +60,7 @@ class ParamsArg {
       params_ = constant(n, i).toTensorVector();
     }
   }
+  bool isConstant() const { return is_const_; }
   // `scratch` holds the per-run copy when the list is not constant.
   at::TensorList get(const KernelContext& ctx, std::vector<at::Tensor>& scratch) const {
     if (is_const_) return params_;
@@ -107,12 +108,18 @@ struct RnnFlags {
 // dropout, train, bidirectional, batch_first) -> (output, h_n, c_n)
 // aten::lstm.data(data, batch_sizes, Tensor[] hx, Tensor[] params, has_biases,
 // num_layers, dropout, train, bidirectional) -> (output, h_n, c_n)
+std::string describe(const char* op, bool packed, const ParamsArg& params) {
+  return std::string(op) + (packed ? " (packed" : " (") + (packed ? "; " : "") +
+         (params.isConstant() ? "weights gathered at load)" : "weights read per run)");
+}
+
 std::unique_ptr<Kernel> lstm(KernelBuildContext& b, bool packed) {
   const Node& n = b.node();
   if (n.inputs().size() != 9 || n.outputs().size() != 3) return nullptr;
   const size_t hx_index = packed ? 2 : 1;
   ParamsArg params(n, hx_index + 1);
   RnnFlags f(n, hx_index + 2, packed, "aten::lstm");
+  std::string what = describe("at::lstm", packed, params);
   return lambda(
       [params = std::move(params), f, hx_index](KernelContext& ctx) {
         f.checkEval(ctx, "aten::lstm");
@@ -140,7 +147,7 @@ std::unique_ptr<Kernel> lstm(KernelBuildContext& b, bool packed) {
         ctx.output(1) = std::move(std::get<1>(r));
         ctx.output(2) = std::move(std::get<2>(r));
       },
-      packed ? "at::lstm (packed; weights gathered at load)" : "at::lstm (weights gathered at load)");
+      std::move(what));
 }
 
 // aten::gru.input(input, hx, Tensor[] params, has_biases, num_layers, dropout, train,
@@ -153,6 +160,7 @@ std::unique_ptr<Kernel> gru(KernelBuildContext& b, bool packed) {
   const size_t hx_index = packed ? 2 : 1;
   ParamsArg params(n, hx_index + 1);
   RnnFlags f(n, hx_index + 2, packed, "aten::gru");
+  std::string what = describe("at::gru", packed, params);
   return lambda(
       [params = std::move(params), f, hx_index](KernelContext& ctx) {
         f.checkEval(ctx, "aten::gru");
@@ -167,7 +175,7 @@ std::unique_ptr<Kernel> gru(KernelBuildContext& b, bool packed) {
         ctx.output(0) = std::move(std::get<0>(r));
         ctx.output(1) = std::move(std::get<1>(r));
       },
-      packed ? "at::gru (packed; weights gathered at load)" : "at::gru (weights gathered at load)");
+      std::move(what));
 }
 
 }  // namespace
