@@ -120,8 +120,9 @@ KernelFactory constantFill(double value, const char* name) {
       const at::DimVector size = ctx.input(0).toDimVector();
       const c10::IValue& dtype = opt.dtype(ctx);
       if (!opt.plain(ctx)) {
-        ctx.output(0) = at::full(size, fill, dtype.toOptional<c10::ScalarType>(), opt.layout(ctx).toOptional<c10::Layout>(),
-                                 opt.device(ctx).toOptional<c10::Device>(), opt.pin(ctx).toOptional<bool>());
+        ctx.output(0) =
+            at::full(size, fill, dtype.toOptional<c10::ScalarType>(), opt.layout(ctx).toOptional<c10::Layout>(),
+                     opt.device(ctx).toOptional<c10::Device>(), opt.pin(ctx).toOptional<bool>());
         return;
       }
       const c10::ScalarType dt = dtype.isNone() ? defaultFloat() : dtype.toScalarType();

@@ -94,7 +94,8 @@ KernelFactory mulInPlace(bool scalar) {
   return [scalar](KernelBuildContext& b) -> std::unique_ptr<Kernel> {
     if (numInputs(b) != 2) return nullptr;
     return inPlaceKernel(
-        "at::cpu::mul_ (in place)", otherArg(b, scalar), [](at::Tensor& s, const at::Tensor& o) { at::cpu::mul_(s, o); },
+        "at::cpu::mul_ (in place)", otherArg(b, scalar),
+        [](at::Tensor& s, const at::Tensor& o) { at::cpu::mul_(s, o); },
         [](at::Tensor& s, const at::Tensor& o) { s.mul_(o); });
   };
 }

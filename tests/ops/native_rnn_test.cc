@@ -138,7 +138,8 @@ graph(%x : Tensor, %h0 : Tensor, %params : Tensor[]):
   %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %h)
   return (%r))IR";
   auto params = [](int64_t in, int64_t h) {
-    return c10::List<at::Tensor>({at::randn({3 * h, in}), at::randn({3 * h, h}), at::randn({3 * h}), at::randn({3 * h})});
+    return c10::List<at::Tensor>(
+        {at::randn({3 * h, in}), at::randn({3 * h, h}), at::randn({3 * h}), at::randn({3 * h})});
   };
   OpTester(ir)
       .inputs({at::randn({4, 2, 3}), at::randn({1, 2, 5}), params(3, 5)})
