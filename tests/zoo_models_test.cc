@@ -34,7 +34,8 @@ TEST_P(ZooModels, MatchesInterpreter) {
 std::vector<Case> allCases() {
   std::vector<Case> out;
   for (const char* m : {"resnet18", "mobilenet_v2", "mlp", "deepandwide", "transformer", "inception_fork",
-                        "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100"})
+                        "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100",
+                        "lstm_tagger", "gru_encoder"})
     for (bool fb : {false, true}) out.push_back({m, fb});
   return out;
 }

@@ -83,5 +83,7 @@ void registerScalarKernels(PluginRegistrar& r);
 void registerListKernels(PluginRegistrar& r);
 void registerTransformerKernels(PluginRegistrar& r);
 void registerMessageKernels(PluginRegistrar& r);
+void registerDictKernels(PluginRegistrar& r);
+void registerRnnKernels(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::native

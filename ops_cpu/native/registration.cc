@@ -3,9 +3,9 @@
 
 namespace brisk::ops_cpu {
 
-// Native kernels: views, tensor metadata, scalar and list ops, the fused transformer
-// ops, format/warn, called without the dispatcher's boxing. Core registers the prim
-// container / control-flow ops itself.
+// Native kernels: views, tensor metadata, scalar, list and dict ops, the fused
+// transformer ops, format/warn, lstm/gru, called without the dispatcher's boxing.
+// Core registers the prim container / control-flow ops itself.
 void registerNativeKernels(PluginRegistrar& r) {
   native::registerViewKernels(r);
   native::registerTensorInfoKernels(r);
@@ -13,6 +13,8 @@ void registerNativeKernels(PluginRegistrar& r) {
   native::registerListKernels(r);
   native::registerTransformerKernels(r);
   native::registerMessageKernels(r);
+  native::registerDictKernels(r);
+  native::registerRnnKernels(r);
 }
 
 }  // namespace brisk::ops_cpu

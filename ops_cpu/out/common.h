@@ -242,5 +242,6 @@ void registerNorms(PluginRegistrar& r);
 void registerEmbedding(PluginRegistrar& r);
 void registerShapeCopy(PluginRegistrar& r);
 void registerFactories(PluginRegistrar& r);
+void registerInPlace(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::out

@@ -42,6 +42,7 @@ void registerOutVariantKernels(PluginRegistrar& r) {
   out::registerEmbedding(r);
   out::registerShapeCopy(r);
   out::registerFactories(r);
+  out::registerInPlace(r);
 }
 
 }  // namespace brisk::ops_cpu

@@ -95,7 +95,8 @@ TEST(Frontend, ForkSubgraphBecomesChildModule) {
 
 TEST(Frontend, EveryZooGraphVerifies) {
   for (const char* name : {"resnet18", "mobilenet_v2", "mlp", "deepandwide", "transformer", "inception_fork",
-                           "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100"}) {
+                           "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100",
+                           "lstm_tagger", "gru_encoder"}) {
     FrontendResult r = loadTorchScript(testing::zooModel(name), Options{});
     EXPECT_TRUE(verifyGraph(*r.graph).empty()) << name << ":\n" << r.graph->str();
   }

@@ -19,7 +19,8 @@ using testing::zooModel;
 
 const char* const kModels[] = {"resnet18",     "mobilenet_v2",   "mlp",              "deepandwide",
                                "transformer",  "inception_fork", "inception_nofork", "control_flow",
-                               "multi_output", "chain_mul100",   "chain_add100"};
+                               "multi_output", "chain_mul100",   "chain_add100",     "lstm_tagger",
+                               "gru_encoder"};
 
 Options planned() {
   Options o;

@@ -84,6 +84,13 @@ const std::map<std::string, OpKinds>& expected() {
         {"aten::sum.dim_IntList", kOut}}},
       {"chain_mul100", {{"aten::mul.Scalar", kOut}, {"aten::mul.Tensor", kOut}}},
       {"chain_add100", {{"aten::add.Scalar", kOut}, {"aten::add.Tensor", kOut}}},
+      {"lstm_tagger",
+       {{"aten::embedding", kOut},
+        {"aten::zeros", kOut},
+        {"aten::lstm.input", kNat},
+        {"aten::linear", kOut},
+        {"aten::log_softmax.int", kOut}}},
+      {"gru_encoder", {{"aten::zeros", kOut}, {"aten::gru.input", kNat}}},
   };
   return m;
 }
@@ -121,7 +128,7 @@ TEST_P(OutZooCoverage, KeyOpsGetTheirKernels) {
 INSTANTIATE_TEST_SUITE_P(Zoo, OutZooCoverage,
                          ::testing::Values("resnet18", "mobilenet_v2", "mlp", "deepandwide", "transformer",
                                            "inception_nofork", "control_flow", "multi_output", "chain_mul100",
-                                           "chain_add100"));
+                                           "chain_add100", "lstm_tagger", "gru_encoder"));
 
 }  // namespace
 }  // namespace brisk

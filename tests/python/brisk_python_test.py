@@ -19,7 +19,8 @@ torch.set_num_threads(1)
 
 ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
 MODELS = ["resnet18", "mobilenet_v2", "mlp", "deepandwide", "transformer", "inception_fork",
-          "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100"]
+          "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100",
+          "lstm_tagger", "gru_encoder"]
 RTOL, ATOL = 1e-4, 1e-5
 
 

@@ -32,7 +32,8 @@ Options parallel(int ops) {
 
 const std::vector<std::string> kZoo = {"resnet18",       "mobilenet_v2",     "mlp",          "deepandwide",
                       "transformer",    "inception_fork",   "inception_nofork", "control_flow",
-                      "multi_output",   "chain_mul100",     "chain_add100"};
+                      "multi_output",   "chain_mul100",     "chain_add100",     "lstm_tagger",
+                      "gru_encoder"};
 
 class ParallelZoo : public ::testing::TestWithParam<std::string> {};
 

@@ -91,6 +91,8 @@ CASES = [
     Case("inception_nofork", 1, "inputs"),
     Case("chain_mul100", 1, "inputs"),
     Case("chain_add100", 1, "inputs"),
+    Case("lstm_tagger", 1, "inputs"),
+    Case("gru_encoder", 1, "inputs"),
 ]
 QUICK_CASES = ["mlp:b1", "chain_add100:b1", "inception_fork:b1"]
 

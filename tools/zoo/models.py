@@ -357,6 +357,69 @@ def chain_add100() -> ZooModel:
     return ZooModel(m, _unrolled(m), _inp(torch.tensor([1.5])), _inp(torch.tensor([-0.75])))
 
 
+# --------------------------------------------------------------------------- recurrent
+
+TAGGER_VOCAB = 1000
+TAGGER_TAGS = 12
+
+
+class LSTMTagger(nn.Module):
+    """forward(tokens [B,T] i64) -> [B,T,12] log-probabilities.
+
+    Embedding(1000, 32) -> 2-layer bidirectional LSTM(32, 48, batch_first) -> Linear(96, 12)
+    -> log_softmax. No initial state: nn.LSTM builds zeros (aten::zeros) itself.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(TAGGER_VOCAB, 32)
+        self.lstm = nn.LSTM(32, 48, num_layers=2, bidirectional=True, batch_first=True)
+        self.out = nn.Linear(96, TAGGER_TAGS)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        h, _ = self.lstm(self.emb(tokens))
+        return F.log_softmax(self.out(h), dim=-1)
+
+
+def lstm_tagger() -> ZooModel:
+    torch.manual_seed(11)
+    m = LSTMTagger().eval()
+    g = torch.Generator().manual_seed(111)
+    return ZooModel(
+        m,
+        torch.jit.script(m),
+        _inp(torch.randint(0, TAGGER_VOCAB, (1, 20), generator=g, dtype=torch.int64)),
+        _inp(torch.randint(0, TAGGER_VOCAB, (3, 7), generator=g, dtype=torch.int64)),
+    )
+
+
+class GRUEncoder(nn.Module):
+    """forward(x [T,B,24], h0 [1,B,40]) -> (output [T,B,40], h_n [1,B,40]).
+
+    One-layer GRU(24, 40), sequence-first, with the initial hidden state as an input.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(24, 40)
+
+    def forward(self, x: torch.Tensor, h0: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        out, h = self.gru(x, h0)
+        return out, h
+
+
+def gru_encoder() -> ZooModel:
+    torch.manual_seed(12)
+    m = GRUEncoder().eval()
+    g = torch.Generator().manual_seed(112)
+    return ZooModel(
+        m,
+        torch.jit.script(m),
+        _inp(torch.randn(16, 1, 24, generator=g), torch.randn(1, 1, 40, generator=g)),
+        _inp(torch.randn(5, 4, 24, generator=g), torch.randn(1, 4, 40, generator=g)),
+    )
+
+
 # --------------------------------------------------------------------------- batched inputs
 
 def _images(batch: int, seed: int):
@@ -386,4 +449,6 @@ MODELS = collections.OrderedDict([
     ("multi_output", multi_output),
     ("chain_mul100", chain_mul100),
     ("chain_add100", chain_add100),
+    ("lstm_tagger", lstm_tagger),
+    ("gru_encoder", gru_encoder),
 ])

@@ -1,0 +1,211 @@
+// ops_cpu native lstm / gru kernels (ops_cpu/native/rnn.cc) against the interpreter:
+// both overloads (.input, packed .data), 1-2 layers, bidirectional, batch_first, with
+// and without biases, proj_size, frozen (constant) weights and weights read per run,
+// another sequence length / batch, and train=true refused at load. The kernels make the
+// same at::lstm / at::gru call as the interpreter's operator, so results are exact.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/module.h"
+#include "tests/ops/op_tester.h"
+
+namespace brisk::testing {
+namespace {
+
+constexpr KernelKind kNative = KernelKind::kNative;
+const Tolerance kExact{0, 0, 0};
+
+struct RnnShape {
+  int gates;  // 4: LSTM, 3: GRU
+  int64_t input, hidden, layers;
+  bool bidirectional, biases;
+  int64_t proj = 0;  // LSTM proj_size (0: none)
+};
+
+// IR lines defining constant weights %p<i> in nn.LSTM/nn.GRU's _flat_weights order and
+// a list %params of them (constant-folded by the frontend, as frozen weights are).
+std::string paramsIR(const RnnShape& s) {
+  std::string ir, names;
+  int i = 0;
+  const int64_t dirs = s.bidirectional ? 2 : 1;
+  const int64_t out = s.proj ? s.proj : s.hidden;
+  auto add = [&](std::vector<int64_t> shape) {
+    const std::string n = "p" + std::to_string(i++);
+    ir += constTensorIR(n, shape);
+    names += (names.empty() ? "%" : ", %") + n;
+  };
+  for (int64_t l = 0; l < s.layers; ++l)
+    for (int64_t d = 0; d < dirs; ++d) {
+      const int64_t in = l == 0 ? s.input : out * dirs;
+      add({s.gates * s.hidden, in});
+      add({s.gates * s.hidden, out});
+      if (s.biases) {
+        add({s.gates * s.hidden});
+        add({s.gates * s.hidden});
+      }
+      if (s.proj) add({s.proj, s.hidden});
+    }
+  return ir + "  %params : Tensor[] = prim::ListConstruct(" + names + ")\n";
+}
+
+std::string flagsIR(const RnnShape& s, bool batch_first, bool train = false) {
+  return "  %has_biases : bool = prim::Constant[value=" + std::to_string(s.biases) +
+         "]()\n"
+         "  %layers : int = prim::Constant[value=" +
+         std::to_string(s.layers) +
+         "]()\n"
+         "  %dropout : float = prim::Constant[value=0.]()\n"
+         "  %train : bool = prim::Constant[value=" +
+         std::to_string(train) +
+         "]()\n"
+         "  %bidir : bool = prim::Constant[value=" +
+         std::to_string(s.bidirectional) +
+         "]()\n"
+         "  %batch_first : bool = prim::Constant[value=" +
+         std::to_string(batch_first) + "]()\n";
+}
+
+std::string lstmIR(const RnnShape& s, bool batch_first, bool train = false) {
+  return "graph(%x : Tensor, %h0 : Tensor, %c0 : Tensor):\n" + paramsIR(s) + flagsIR(s, batch_first, train) +
+         "  %hx : Tensor[] = prim::ListConstruct(%h0, %c0)\n"
+         "  %y : Tensor, %h : Tensor, %c : Tensor = aten::lstm(%x, %hx, %params, %has_biases, %layers, %dropout, "
+         "%train, %bidir, %batch_first)\n"
+         "  %r : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%y, %h, %c)\n"
+         "  return (%r)";
+}
+
+// Inputs for a padded sequence of `len` steps, `batch` samples.
+std::vector<c10::IValue> lstmInputs(const RnnShape& s, bool batch_first, int64_t len, int64_t batch) {
+  const int64_t dirs = s.bidirectional ? 2 : 1;
+  at::Tensor x = batch_first ? at::randn({batch, len, s.input}) : at::randn({len, batch, s.input});
+  return {x, at::randn({s.layers * dirs, batch, s.proj ? s.proj : s.hidden}),
+          at::randn({s.layers * dirs, batch, s.hidden})};
+}
+
+TEST(NativeRnn, LstmTwoLayerBidirectionalBatchFirst) {
+  const RnnShape s{4, 5, 6, 2, true, true};
+  OpTester(lstmIR(s, true))
+      .inputs(lstmInputs(s, true, 7, 2))
+      .inputs(lstmInputs(s, true, 3, 5))
+      .inputs(lstmInputs(s, true, 1, 1))
+      .tolerance(kExact)
+      .expectKernel("aten::lstm.input", kNative)
+      .run();
+}
+
+TEST(NativeRnn, LstmSequenceFirstNoBiasWithProjection) {
+  const RnnShape s{4, 3, 8, 1, false, false, 5};
+  OpTester(lstmIR(s, false))
+      .inputs(lstmInputs(s, false, 6, 3))
+      .inputs(lstmInputs(s, false, 2, 1))
+      .tolerance(kExact)
+      .expectKernel("aten::lstm.input", kNative)
+      .run();
+}
+
+// nn.GRU's graph: the weights as a constant list, hx a model input.
+TEST(NativeRnn, GruBidirectionalTwoLayers) {
+  const RnnShape s{3, 4, 6, 2, true, true};
+  for (bool batch_first : {false, true}) {
+    SCOPED_TRACE(batch_first ? "batch_first" : "sequence first");
+    const std::string ir = "graph(%x : Tensor, %h0 : Tensor):\n" + paramsIR(s) + flagsIR(s, batch_first) +
+                           "  %y : Tensor, %h : Tensor = aten::gru(%x, %h0, %params, %has_biases, %layers, "
+                           "%dropout, %train, %bidir, %batch_first)\n"
+                           "  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %h)\n"
+                           "  return (%r)";
+    auto in = [&](int64_t len, int64_t batch) {
+      std::vector<c10::IValue> v = lstmInputs(s, batch_first, len, batch);
+      v.pop_back();
+      return v;
+    };
+    OpTester(ir).inputs(in(5, 2)).inputs(in(9, 4)).tolerance(kExact).expectKernel("aten::gru.input", kNative).run();
+  }
+}
+
+// Weights that are not constants (here: model inputs) are read per run.
+TEST(NativeRnn, GruWeightsReadPerRun) {
+  const std::string ir = R"IR(
+graph(%x : Tensor, %h0 : Tensor, %params : Tensor[]):
+  %true : bool = prim::Constant[value=1]()
+  %false : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %dropout : float = prim::Constant[value=0.]()
+  %y : Tensor, %h : Tensor = aten::gru(%x, %h0, %params, %true, %one, %dropout, %false, %false, %false)
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %h)
+  return (%r))IR";
+  auto params = [](int64_t in, int64_t h) {
+    return c10::List<at::Tensor>(
+        {at::randn({3 * h, in}), at::randn({3 * h, h}), at::randn({3 * h}), at::randn({3 * h})});
+  };
+  OpTester(ir)
+      .inputs({at::randn({4, 2, 3}), at::randn({1, 2, 5}), params(3, 5)})
+      .inputs({at::randn({2, 3, 3}), at::randn({1, 3, 5}), params(3, 5)})
+      .tolerance(kExact)
+      .expectKernel("aten::gru.input", kNative)
+      .run();
+  auto m = Module::fromIR(ir);
+  for (const NodeKernelInfo& info : m->kernelReport())
+    if (info.op == "aten::gru.input") {
+      EXPECT_NE(info.detail.find("read per run"), std::string::npos) << info.detail;
+    }
+}
+
+// The packed-sequence overloads (what pack_padded_sequence feeds nn.LSTM / nn.GRU).
+TEST(NativeRnn, PackedSequences) {
+  const RnnShape s{4, 3, 4, 1, true, true};
+  const std::string lstm = "graph(%data : Tensor, %sizes : Tensor, %h0 : Tensor, %c0 : Tensor):\n" + paramsIR(s) +
+                           flagsIR(s, false) +
+                           "  %hx : Tensor[] = prim::ListConstruct(%h0, %c0)\n"
+                           "  %y : Tensor, %h : Tensor, %c : Tensor = aten::lstm(%data, %sizes, %hx, %params, "
+                           "%has_biases, %layers, %dropout, %train, %bidir)\n"
+                           "  %r : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%y, %h, %c)\n"
+                           "  return (%r)";
+  // Sequences of lengths 3, 2, 2 (batch_sizes [3, 3, 1]) and 4, 1 ([2, 1, 1, 1]).
+  OpTester(lstm)
+      .inputs({at::randn({7, 3}), at::tensor({3, 3, 1}, at::kLong), at::randn({2, 3, 4}), at::randn({2, 3, 4})})
+      .inputs({at::randn({5, 3}), at::tensor({2, 1, 1, 1}, at::kLong), at::randn({2, 2, 4}), at::randn({2, 2, 4})})
+      .tolerance(kExact)
+      .expectKernel("aten::lstm.data", kNative)
+      .run();
+
+  const RnnShape g{3, 3, 4, 1, false, true};
+  const std::string gru = "graph(%data : Tensor, %sizes : Tensor, %h0 : Tensor):\n" + paramsIR(g) + flagsIR(g, false) +
+                          "  %y : Tensor, %h : Tensor = aten::gru(%data, %sizes, %h0, %params, %has_biases, %layers, "
+                          "%dropout, %train, %bidir)\n"
+                          "  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %h)\n"
+                          "  return (%r)";
+  OpTester(gru)
+      .inputs({at::randn({7, 3}), at::tensor({3, 3, 1}, at::kLong), at::randn({1, 3, 4})})
+      .inputs({at::randn({5, 3}), at::tensor({2, 1, 1, 1}, at::kLong), at::randn({1, 2, 4})})
+      .tolerance(kExact)
+      .expectKernel("aten::gru.data", kNative)
+      .run();
+}
+
+TEST(NativeRnn, FrozenWeightsGatheredAtLoad) {
+  auto m = Module::fromIR(lstmIR(RnnShape{4, 5, 6, 2, true, true}, true));
+  bool seen = false;
+  for (const NodeKernelInfo& info : m->kernelReport())
+    if (info.op == "aten::lstm.input") {
+      seen = true;
+      EXPECT_NE(info.detail.find("gathered at load"), std::string::npos) << info.detail;
+    }
+  EXPECT_TRUE(seen);
+}
+
+TEST(NativeRnn, TrainModeRefusedAtLoad) {
+  try {
+    Module::fromIR(lstmIR(RnnShape{4, 5, 6, 1, false, true}, false, /*train=*/true));
+    FAIL() << "train=true loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("train=true"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("aten::lstm"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace brisk::testing
