@@ -116,8 +116,9 @@ PluginInfo loadPlugin(const std::string& name_or_path, const std::vector<std::st
     std::string dirs;
     for (const auto& d : searchDirs(extra_dirs)) dirs += (dirs.empty() ? "" : ":") + d;
     const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.find(".so") != std::string::npos;
-    throw pluginError(name_or_path, is_path ? "cannot be loaded: it " + fileProblem(name_or_path)
-                                            : "not found (searched " + dirs + ")");
+    if (!is_path) throw pluginError(name_or_path, "not found (searched " + dirs + ")");
+    throw pluginError(name_or_path, pathExists(name_or_path) ? "cannot be loaded: it " + fileProblem(name_or_path)
+                                                             : "file not found");
   }
   char real[PATH_MAX];
   std::string key = ::realpath(path.c_str(), real) ? std::string(real) : path;

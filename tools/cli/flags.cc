@@ -40,9 +40,11 @@ void FlagParser::addSwitch(const std::string& name, bool* target, bool value, co
 
 void FlagParser::addInt(const std::string& name, int64_t* target, const std::string& metavar,
                         const std::string& help, int64_t min_value, int64_t max_value) {
-  flags_.push_back({name, metavar, help, [name, target, min_value, max_value](const std::string& v) {
+  flags_.push_back({name, metavar, help,
+                    [name, target, min_value, max_value](const std::string& v) {
                       *target = parseInt(name, v, min_value, max_value);
-                    }});
+                    },
+                    "[" + std::to_string(min_value) + ", " + std::to_string(max_value) + "]"});
 }
 
 void FlagParser::addDouble(const std::string& name, double* target, const std::string& metavar,
@@ -55,7 +57,12 @@ void FlagParser::addDouble(const std::string& name, double* target, const std::s
                         throw UsageError(os.str());
                       }
                       *target = x;
-                    }});
+                    },
+                    [min_value, max_value] {
+                      std::ostringstream os;
+                      os << "[" << min_value << ", " << max_value << "]";
+                      return os.str();
+                    }()});
 }
 
 void FlagParser::addString(const std::string& name, std::string* target, const std::string& metavar,
@@ -126,7 +133,7 @@ std::string FlagParser::usage() const {
     os << left;
     if (left.size() < 28) os << std::string(28 - left.size(), ' ');
     else os << "\n" << std::string(28, ' ');
-    os << f.help << "\n";
+    os << f.help << (f.range.empty() ? "" : " " + f.range) << "\n";
   }
   return os.str();
 }

@@ -48,6 +48,7 @@ class FlagParser {
     std::string metavar;  // "" = takes no value
     std::string help;
     std::function<void(const std::string&)> set;
+    std::string range;  // "[min, max]" of numeric flags, shown by usage()
   };
   const Flag* find(const std::string& name) const;
   std::vector<Flag> flags_;
