@@ -34,7 +34,7 @@ import torch  # noqa: E402
 
 import junit  # noqa: E402
 from program_gen import FAMILIES, generate  # noqa: E402
-from sandbox import CompileError, compile_program, run_brisk, run_reference  # noqa: E402
+from sandbox import CompileError, compile_program, run_brisk_sets, run_reference  # noqa: E402
 from shrink import shrink  # noqa: E402
 from verdict import first_difference, judge  # noqa: E402
 
@@ -45,9 +45,10 @@ OPTION_SETS = {
     "default": {},
     "fallback_only": {"fallback_only": True},
     "no_native": {"use_native": False},
+    "no_out_variants": {"use_out_variants": False},
 }
-SHRINK_TOTAL_S = 60.0  # over the whole run: shrinking one program takes a few seconds
-SHRINK_EACH_S = 15.0
+SHRINK_TOTAL_S = 45.0  # over the whole run: shrinking one program takes a few seconds
+SHRINK_EACH_S = 10.0
 SOURCES_PER_CASE = 3  # full sources in a JUnit message (all are in the log)
 
 
@@ -116,8 +117,9 @@ def _run_one(program):
             if d:
                 case.generator_problem = f"mutates its inputs in the interpreter (run {tag!r}): {d}"
                 return case
+    events = run_brisk_sets(pt, program, [(name, OPTION_SETS[name]) for name in SELECTED])
     for name in SELECTED:
-        case.outcomes[name] = judge(program, ref, run_brisk(pt, program, OPTION_SETS[name]))
+        case.outcomes[name] = judge(program, ref, events[name])
         out = case.outcomes[name]
         if out.status == "fail":
             _log_failure(case, name)
@@ -139,19 +141,21 @@ def _log_failure(case, optset):
 
 
 def _shrunk_source(case, optset):
+    """A minimised program failing with this outcome's signature: shrunk once per
+    signature in the whole run (the first program found with it), within SHRINK_TOTAL_S."""
     out = case.outcomes[optset]
-    key = (case.program.seed, optset, out.category)
-    if key not in _shrunk:
+    sig = out.signature
+    if sig not in _shrunk:
         left = SHRINK_TOTAL_S - _shrink_spent[0]
         if not SHRINK or left <= 1.0:
             return None
         t0 = time.monotonic()
-        small = shrink(case.program, OPTION_SETS[optset], out.category, WORKDIR, min(SHRINK_EACH_S, left))
+        small = shrink(case.program, OPTION_SETS[optset], sig, WORKDIR, min(SHRINK_EACH_S, left))
         _shrink_spent[0] += time.monotonic() - t0
-        _shrunk[key] = small.source()
-        print(f"--- seed {case.program.seed} options {optset} ({out.category}), shrunk ---\n"
-              f"{_shrunk[key]}--- end ---")
-    return _shrunk[key]
+        _shrunk[sig] = (f"# shrunk from seed {case.program.seed} under options {optset}; fails with: {sig}\n"
+                        + small.source())
+        print(f"--- shrunk in {time.monotonic() - t0:.1f} s ---\n{_shrunk[sig]}--- end ---")
+    return _shrunk[sig]
 
 
 def _rerun_hint(seed, optset):
@@ -175,18 +179,18 @@ def _family_optset_test(family, optset):
                  f"{OPTION_SETS[optset]}; seeds (base, index): "
                  + ", ".join(f"{c.program.seed} [{c.outcomes[optset].category}]" for c in failed)]
         for c in failed:
-            lines.append(f"  seed {c.program.seed}: {c.outcomes[optset].category}: {c.outcomes[optset].detail}")
+            lines.append(f"  seed {c.program.seed}: {c.outcomes[optset].signature}: {c.outcomes[optset].detail}")
         shown = set()
-        for c in failed:
-            cat = c.outcomes[optset].category
-            if cat in shown or len(shown) >= SOURCES_PER_CASE:
+        for c in failed:  # one example per kind of failure
+            sig = c.outcomes[optset].signature
+            if sig in shown or len(shown) >= SOURCES_PER_CASE:
                 continue
-            shown.add(cat)
-            lines.append(f"\n=== seed {c.program.seed} ({cat}); {_rerun_hint(c.program.seed, optset)}\n"
+            shown.add(sig)
+            lines.append(f"\n=== seed {c.program.seed} ({sig}); {_rerun_hint(c.program.seed, optset)}\n"
                          + c.program.source())
             small = _shrunk_source(c, optset)
             if small:
-                lines.append(f"--- shrunk (still fails with {cat}) ---\n{small}")
+                lines.append(f"--- shrunk ---\n{small}")
         self.fail("\n".join(lines))
     return test
 

@@ -13,8 +13,11 @@ INDENT = "    "
 
 @dataclass
 class Line:
-    """One simple statement (`v3 = a + b`, `print(...)`, `l.append(t)`)."""
+    """One simple statement (`v3 = a + b`, `print(...)`, `l.append(t)`). keep: the
+    shrinker must not delete it (a while loop's increment: without it the interpreter
+    would loop forever in the test process)."""
     text: str
+    keep: bool = False
 
     def render(self, ind):
         return [ind + self.text]
@@ -72,7 +75,8 @@ class Program:
 
         def walk(body, prefix):
             for i, s in enumerate(body):
-                paths.append(prefix + (i,))
+                if not getattr(s, "keep", False):
+                    paths.append(prefix + (i,))
             for i, s in enumerate(body):
                 if isinstance(s, Compound):
                     for p, (_, inner) in enumerate(s.parts):

@@ -688,7 +688,7 @@ class Generator:
             inner.add(t.copy(noinplace=True))
         body = self.block(inner, self.rng.randint(0, 2))
         upd, tmp = self.loop_updates(inner, targets, a, i)
-        body += upd + [Line(f"{i} += 1")]
+        body += upd + [Line(f"{i} += 1", keep=True)]
         st = union(*([t.storage for t in targets] + [tmp.storage]))
         for t in targets:
             scope.add(V(t.name, "T", shape=a.shape, storage=st, overlapping=any(x.overlapping for x in targets)))

@@ -17,6 +17,7 @@ import tempfile
 import time
 
 import torch
+import brisk  # imported here, used only in children: loading its libraries costs ~50 ms a fork
 
 from program_gen import make_inputs
 
@@ -103,7 +104,6 @@ def _send(fd, msg):
 
 
 def _child(fd, pt_path, program, options):
-    import brisk
     _send(fd, ("stage", "load"))
     try:
         m = brisk.load(pt_path, **options)
@@ -125,8 +125,38 @@ def _child(fd, pt_path, program, options):
 
 
 def run_brisk(pt_path, program, options, timeout=60.0):
-    """Events of one brisk load + runs in a forked child, then ("exit", status) where
-    status is ("ok",), ("signal", name, stage), ("exit", code, stage) or ("timeout", stage)."""
+    """Events of one brisk load + runs in a forked child (see run_brisk_sets)."""
+    return run_brisk_sets(pt_path, program, [("only", options)], timeout)["only"]
+
+
+def run_brisk_sets(pt_path, program, option_sets, timeout=60.0):
+    """{name: events} for each (name, options) of option_sets: one brisk load + the runs,
+    ending with ("exit", status), status ("ok",), ("signal", name, stage), ("exit",
+    code, stage) or ("timeout", stage).
+
+    The option sets share one forked child (a fork of this process costs ~20 ms and its
+    exit as much again, several times a load). After a crash the rest go on in a new
+    child, and a crash under any but the child's first option set is re-run alone, so a
+    crash is blamed on the option set that crashes by itself.
+    """
+    results = {}
+    todo = list(option_sets)
+    while todo:
+        events, crashed_at = _fork_and_run(pt_path, program, todo, timeout)
+        results.update(events)
+        if crashed_at is None:
+            break
+        i = [n for n, _ in todo].index(crashed_at)
+        if i > 0:  # it ran after others in the same process: confirm it alone
+            alone, _ = _fork_and_run(pt_path, program, [todo[i]], timeout)
+            results.update(alone)
+        todo = todo[i + 1:]
+    return results
+
+
+def _fork_and_run(pt_path, program, option_sets, timeout):
+    """One child for option_sets in order. Returns ({name: events} for the sets that
+    began, the name of the set the child died in or None)."""
     r, w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -135,7 +165,10 @@ def run_brisk(pt_path, program, options, timeout=60.0):
         os.close(r)
         code = 0
         try:
-            _child(w, pt_path, program, options)
+            for name, options in option_sets:
+                _send(w, ("begin", name))
+                _child(w, pt_path, program, options)
+                _send(w, ("end", name))
         except BaseException as e:  # noqa: BLE001 -- reported to the parent, which decides
             try:
                 _send(w, ("child_error", f"{type(e).__name__}: {e}"))
@@ -146,8 +179,8 @@ def run_brisk(pt_path, program, options, timeout=60.0):
         sys.stderr.flush()
         os._exit(code)
     os.close(w)
-    buf, events, stage = b"", [], "start"
-    deadline = time.monotonic() + timeout
+    buf, events, stage, current = b"", {}, "start", None
+    deadline = time.monotonic() + timeout * len(option_sets)
     timed_out = False
     while True:
         left = deadline - time.monotonic()
@@ -167,21 +200,33 @@ def run_brisk(pt_path, program, options, timeout=60.0):
                 break
             ev = pickle.loads(buf[8:8 + n])
             buf = buf[8 + n:]
-            if ev[0] == "stage":
+            if ev[0] == "begin":
+                current, stage = ev[1], "start"
+                events[current] = []
+            elif ev[0] == "end":
+                events[current].append(("exit", ("ok",)))
+                current = None
+            elif ev[0] == "stage":
                 stage = ev[1]
-            else:
-                events.append(ev)
+            elif current is not None:
+                events[current].append(ev)
     os.close(r)
     if timed_out:
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        events.append(("exit", ("timeout", stage)))
-        return events
-    _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        events.append(("exit", ("signal", signal.Signals(os.WTERMSIG(status)).name, stage)))
-    elif os.WEXITSTATUS(status) != 0:
-        events.append(("exit", ("exit", os.WEXITSTATUS(status), stage)))
+        status = ("timeout", stage)
     else:
-        events.append(("exit", ("ok",)))
-    return events
+        _, st = os.waitpid(pid, 0)
+        if os.WIFSIGNALED(st):
+            status = ("signal", signal.Signals(os.WTERMSIG(st)).name, stage)
+        elif os.WEXITSTATUS(st) != 0:
+            status = ("exit", os.WEXITSTATUS(st), stage)
+        else:
+            status = None
+    if status is None:
+        return events, None
+    if current is None:  # died between option sets (or before the first began)
+        current = next((n for n, _ in option_sets if n not in events), option_sets[-1][0])
+        events.setdefault(current, [])
+    events[current].append(("exit", status))
+    return events, current

@@ -5,6 +5,7 @@ which is allowed, and reported); "fail". Outcome.category names the kind of fail
 (the shrinker keeps a reduction only if it fails the same way).
 """
 import math
+import re
 from dataclasses import dataclass
 
 import torch
@@ -18,6 +19,19 @@ class Outcome:
     status: str
     category: str = ""
     detail: str = ""
+
+    @property
+    def signature(self):
+        """The category plus, for a run error, the op and the start of its message
+        without paths, node numbers and value names: one signature per bug, roughly.
+        The shrinker keeps a reduction only if it still fails with the same signature."""
+        if not self.category.startswith("run error"):
+            return self.category
+        m = re.search(r"op (\S+): (.*?)(?:; run |$)", self.detail)
+        if not m:
+            return self.category
+        msg = re.sub(r"%\w+|#\d+|\d+", "N", m.group(2))[:60]
+        return f"{self.category}: {m.group(1)}: {msg}"
 
 
 def first_difference(got, ref, path="out"):
