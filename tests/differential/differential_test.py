@@ -46,6 +46,8 @@ OPTION_SETS = {
     "fallback_only": {"fallback_only": True},
     "no_native": {"use_native": False},
     "no_out_variants": {"use_out_variants": False},
+    "parallel": {"max_parallel_ops": 2},
+    "managed_outputs": {"manage_output_tensors": True},
 }
 SHRINK_TOTAL_S = 45.0  # over the whole run: shrinking one program takes a few seconds
 SHRINK_EACH_S = 10.0

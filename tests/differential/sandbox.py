@@ -111,6 +111,7 @@ def _child(fd, pt_path, program, options):
         _send(fd, ("load_error", type(e).__module__ + "." + type(e).__name__, str(e),
                    isinstance(e, brisk.Error)))
         return
+    held = []
     for tag, which in RUNS:
         _send(fd, ("stage", tag))
         args = clone(make_inputs(program, which))
@@ -121,6 +122,11 @@ def _child(fd, pt_path, program, options):
                        isinstance(e, brisk.Error)))
             continue
         _send(fd, ("run", tag, dict(out=out, stdout=printed, inputs_after=args)))
+        held.append((tag, out))
+    # The caller still holds every earlier run's outputs: later runs must not have
+    # written into them (output arenas, memory plans, in-place reuse).
+    for tag, out in held:
+        _send(fd, ("held", tag, out))
     _send(fd, ("stage", "done"))
 
 

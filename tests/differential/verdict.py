@@ -25,6 +25,10 @@ class Outcome:
         """The category plus, for a run error, the op and the start of its message
         without paths, node numbers and value names: one signature per bug, roughly.
         The shrinker keeps a reduction only if it still fails with the same signature."""
+        if self.category.startswith("crash") or self.category in ("hang", "exit"):
+            m = re.search(r"during '(\w+)'", self.detail)
+            after = "; after a run error" if "before that:" in self.detail else ""
+            return f"{self.category} during {m.group(1) if m else '?'}{after}"
         if not self.category.startswith("run error"):
             return self.category
         m = re.search(r"op (\S+): (.*?)(?:; run |$)", self.detail)
@@ -111,6 +115,10 @@ def judge(program, ref, events):
             problems.append(("run error", f"run {tag!r} raised {etype}: {msg}"))
         elif kind == "run":
             runs[ev[1]] = ev[2]
+        elif kind == "held":
+            d = first_difference(ev[2], runs[ev[1]]["out"])
+            if d:
+                problems.append(("held output", f"run {ev[1]!r}'s outputs changed by later runs: {d}"))
         elif kind == "child_error":
             problems.append(("harness", ev[1]))
         elif kind == "exit":
