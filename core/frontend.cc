@@ -133,6 +133,7 @@ struct JitKeepalive {
 
 FrontendResult loadTorchScript(const std::string& path, const Options& options) {
   checkReadable(path);
+  checkArchivePickles(path);  // before torch's Unpickler recurses on them
   auto keep = std::make_shared<JitKeepalive>();
   try {
     keep->module = jit::load(path);

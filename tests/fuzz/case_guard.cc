@@ -29,11 +29,17 @@ void onFatalSignal(int sig) {
 }  // namespace
 
 CaseGuard::CaseGuard(std::chrono::seconds limit) : limit_(limit) {
+  // A stack overflow (deep recursion) can only be reported from another stack.
+  static char alt_stack[64 * 1024];
+  stack_t ss{};
+  ss.ss_sp = alt_stack;
+  ss.ss_size = sizeof(alt_stack);
+  sigaltstack(&ss, nullptr);
   for (size_t i = 0; i < sizeof(kSignals) / sizeof(kSignals[0]); ++i) {
     struct sigaction sa {};
     sa.sa_handler = onFatalSignal;
     sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_NODEFER;
+    sa.sa_flags = SA_NODEFER | SA_ONSTACK;
     sigaction(kSignals[i], &sa, &g_previous[i]);
   }
   thread_ = std::thread([this] { watch(); });

@@ -24,8 +24,8 @@ namespace {
 // Small zoo models whose load takes well under a second: the budget goes into cases, not
 // into loading resnet18 a thousand times.
 const char* const kSeeds[] = {"mlp", "deepandwide", "control_flow", "multi_output", "inception_fork"};
-constexpr int kModelCasesPerSeed = 120;
-constexpr int kInputsCasesPerSeed = 120;
+constexpr int kModelCasesPerSeed = 200;
+constexpr int kInputsCasesPerSeed = 150;
 constexpr std::chrono::seconds kCaseLimit{60};
 
 std::string tmpDir() {
@@ -54,8 +54,9 @@ void saveFailingCase(const std::string& name, const std::string& bytes) {
 }
 
 struct Tally {
-  int cases = 0, loaded = 0, refused = 0, runs_ok = 0, runs_refused = 0;
+  int cases = 0, loaded = 0, refused = 0, runs_ok = 0, runs_refused = 0, open_findings = 0;
 };
+
 
 void fuzzSeed(const std::string& model, FuzzTarget target, int cases, CaseGuard& guard, Tally& tally) {
   const std::string model_path = testing::zooModel(model);
@@ -76,6 +77,9 @@ void fuzzSeed(const std::string& model, FuzzTarget target, int cases, CaseGuard&
       (out.loaded ? tally.loaded : tally.refused)++;
       tally.runs_ok += static_cast<int>(out.runs_ok);
       tally.runs_refused += static_cast<int>(out.runs_refused);
+    } catch (const OpenFinding& f) {
+      ++tally.cases;
+      ++tally.open_findings;  // known, listed in README.md; fixed elsewhere
     } catch (const FuzzFinding& f) {
       saveFailingCase(name, m.bytes);
       ADD_FAILURE() << name << " [" << m.description << "]: " << f.what();
@@ -88,8 +92,10 @@ void fuzzTarget(FuzzTarget target, int budget) {
   CaseGuard guard(kCaseLimit);
   Tally tally;
   for (const char* model : kSeeds) fuzzSeed(model, target, casesPerSeed(budget), guard, tally);
-  std::printf("%s mutations: %d cases, %d loaded (%d runs ok, %d runs refused), %d refused at load\n",
-              targetName(target), tally.cases, tally.loaded, tally.runs_ok, tally.runs_refused, tally.refused);
+  std::printf(
+      "%s mutations: %d cases, %d loaded (%d runs ok, %d runs refused), %d refused at load, %d open findings (README.md)\n",
+      targetName(target), tally.cases, tally.loaded, tally.runs_ok, tally.runs_refused, tally.refused,
+      tally.open_findings);
   if (std::getenv("BRISK_FUZZ_ONLY")) return;
   // The mutations must reach both outcomes, or they test nothing: all-refused means
   // they only ever break the container, all-loaded that they change nothing that matters.
