@@ -16,6 +16,7 @@
 #include <fstream>
 #include <unordered_map>
 
+#include "core/archive_check.h"
 #include "core/error.h"
 #include "core/fold_attributes.h"
 #include "core/graph.h"
@@ -132,6 +133,7 @@ struct JitKeepalive {
 
 FrontendResult loadTorchScript(const std::string& path, const Options& options) {
   checkReadable(path);
+  checkArchivePickles(path);  // before torch's Unpickler recurses on them
   auto keep = std::make_shared<JitKeepalive>();
   try {
     keep->module = jit::load(path);
@@ -139,6 +141,14 @@ FrontendResult loadTorchScript(const std::string& path, const Options& options) 
     throw Error(Error::Where{path, "", ""},
                 "not a loadable TorchScript archive (torch.jit.save output expected): " +
                     describeException(e));
+  }
+  // Before freezing, whose passes are the first to read the tensors' data.
+  try {
+    checkLoadedTensors(keep->module, path);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(Error::Where{path, "", ""}, "cannot check the archive's tensors: " + describeException(e));
   }
   if (!keep->module.find_method("forward"))
     throw Error(Error::Where{path, "", ""}, "the TorchScript module has no forward method");

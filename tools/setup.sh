@@ -23,6 +23,7 @@ PACKAGES=(
   libgtest-dev
   python3-dev            # Python.h for the Python binding (python/)
   python3-venv           # the virtual environment below
+  zlib1g-dev             # zlib for the fuzz driver's zip reader (tests/fuzz)
 )
 
 SUDO=""
