@@ -5,8 +5,11 @@
 // without complaint, and the first pass that reads it (freezing compares constant tensors)
 // reads past the end of the storage and crashes. Found by tests/fuzz.
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace c10 {
 class IValue;
@@ -25,13 +28,35 @@ namespace brisk {
 // Unpickler reports those itself).
 size_t pickleNestingDepth(std::string_view pickle);
 
+// What a simulated pass over a pickle's opcodes learns without building anything.
+struct PickleScan {
+  size_t depth = 0;       // deepest nesting of containers
+  bool complete = false;  // reached STOP
+  std::optional<uint8_t> unknown_opcode;  // the first opcode the scan does not know
+  size_t unknown_at = 0;
+  // The storages its persistent ids name: ('storage', torch.<T>Storage, key, location,
+  // numel), as torch.save and torch.jit.save write them.
+  struct Storage {
+    std::string key;
+    std::string type;  // "torch.FloatStorage"
+    int64_t numel;
+  };
+  std::vector<Storage> storages;
+};
+PickleScan scanPickle(std::string_view pickle);
+
 // No TorchScript archive or inputs file nests deeper than this; 50x what real ones do.
 constexpr size_t kMaxPickleNesting = 1000;
 
-// Reads every *.pkl record of the archive at `path` and throws brisk::Error naming the
-// model and the record when one nests deeper than kMaxPickleNesting. Archives whose
-// zip layer cannot be read are left to torch::jit::load to report.
+// Reads every *.pkl / *.debug_pkl record of the archive at `path` and throws
+// brisk::Error naming the model and the record when one nests deeper than
+// kMaxPickleNesting, uses an opcode TorchScript's pickler never writes, or names a
+// storage whose record is missing or shorter than its numel says. Archives whose zip
+// layer cannot be read are left to torch::jit::load to report.
 void checkArchivePickles(const std::string& path);
+// The same for an archive in memory that torch.save wrote (an inputs file), except that
+// opcodes outside TorchScript's own are left to the reader.
+void checkSavedArchive(const std::vector<char>& bytes, const std::string& file);
 
 // Throws brisk::Error naming the model and the attribute (or constant) when a tensor
 // reachable from the module's attributes or from its code's constants does not fit in

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "core/archive_check.h"
 #include "core/error.h"
 #include "core/file_check.h"
 
@@ -55,6 +56,7 @@ ModelInputs loadInputs(const std::string& path) {
     throw Error("inputs file '" + path +
                 "': written in torch.save's legacy format (_use_new_zipfile_serialization=False); "
                 "save it with torch.save's default zip format");
+  checkSavedArchive(data, path);  // nesting and storage sizes, before torch's unpickler
   try {
     root = torch::jit::pickle_load(data);
   } catch (const std::exception& e) {
@@ -93,6 +95,10 @@ ModelInputs loadInputs(const std::string& path) {
       throw Error("inputs file '" + path + "': unexpected key '" + key + "' (expected \"args\" and \"kwargs\")");
     }
   }
+  // pickle_load builds storages from the pickle's sizes without checking them against
+  // their records (an empty record gives a storage with no memory at all).
+  for (size_t i = 0; i < out.args.size(); ++i) checkTensorsFitStorage(out.args[i], path, "args[" + std::to_string(i) + "]");
+  for (const auto& [k, v] : out.kwargs) checkTensorsFitStorage(v, path, "kwargs['" + k + "']");
   return out;
 }
 

@@ -1,17 +1,12 @@
 // Replays the fuzz findings' reproducers (corpus/, made by corpus/make_reproducers.py):
-// each damaged model in corpus/models must be refused at load with a brisk::Error
-// naming it, and nothing else (no crash, no foreign exception).
-//
-// corpus/open/ holds reproducers of findings whose fix belongs outside the loading path
-// (README.md); OpenFindings.* replays them with the same rule and fails (or crashes) until
-// they are fixed, so it is tagged manual in BUILD: `bazel test //tests/fuzz:fuzz_corpus_open_test`.
+// each damaged model in corpus/models and inputs file in corpus/inputs must be refused
+// at load with a brisk::Error naming it, and nothing else (no crash, no foreign
+// exception, no out-of-bounds read that a later kernel would make).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "core/error.h"
-#include "core/model_inputs.h"
-#include "core/module.h"
 #include "tests/fuzz/case_guard.h"
 #include "tests/fuzz/load_fuzz.h"
 #include "tests/testing/model_check.h"
@@ -27,7 +22,6 @@ std::vector<std::string> corpusFiles(const std::string& dir) {
   return out;
 }
 
-#ifndef BRISK_FUZZ_OPEN
 FuzzContext emptyContext() {
   FuzzContext ctx;
   const char* tmp = std::getenv("TEST_TMPDIR");
@@ -35,16 +29,16 @@ FuzzContext emptyContext() {
   return ctx;
 }
 
-TEST(FuzzCorpus, DamagedModelsAreRefusedWithABriskError) {
+void expectAllRefused(const std::string& dir, FuzzTarget target, const std::string& expected) {
   CaseGuard guard(std::chrono::seconds(60));
-  std::vector<std::string> files = corpusFiles("models");
-  ASSERT_GE(files.size(), 2u);
+  std::vector<std::string> files = corpusFiles(dir);
+  ASSERT_GE(files.size(), 3u);
   for (const std::string& file : files) {
     guard.begin(file);
     try {
-      FuzzOutcome out = runFuzzCase(readFileBytes(file), FuzzTarget::kModelArchive, emptyContext());
+      FuzzOutcome out = runFuzzCase(readFileBytes(file), target, emptyContext());
       EXPECT_FALSE(out.loaded) << file << " loaded";
-      EXPECT_NE(out.error.find("corrupt archive"), std::string::npos) << file << ": " << out.error;
+      EXPECT_NE(out.error.find(expected), std::string::npos) << file << ": " << out.error;
     } catch (const FuzzFinding& f) {
       ADD_FAILURE() << file << ": " << f.what();
     }
@@ -52,27 +46,13 @@ TEST(FuzzCorpus, DamagedModelsAreRefusedWithABriskError) {
   }
 }
 
-#else
-TEST(OpenFindings, DamagedInputsFilesAreRefusedWithABriskError) {
-  CaseGuard guard(std::chrono::seconds(60));
-  for (const std::string& file : corpusFiles("open")) {
-    guard.begin(file);
-    try {
-      // Loading must already refuse them: once accepted, the damage is read out of bounds.
-      if (file.size() > 10 && file.compare(file.size() - 10, 10, ".inputs.pt") == 0)
-        loadInputs(file);
-      else
-        Module::load(file);
-      ADD_FAILURE() << file << " was accepted";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(file), std::string::npos) << e.what();
-    } catch (const std::exception& e) {
-      ADD_FAILURE() << file << ": " << typeid(e).name() << " escaped: " << e.what();
-    }
-    guard.end();
-  }
+TEST(FuzzCorpus, DamagedModelsAreRefusedWithABriskError) {
+  expectAllRefused("models", FuzzTarget::kModelArchive, "corrupt archive");
 }
-#endif
+
+TEST(FuzzCorpus, DamagedInputsFilesAreRefusedWithABriskError) {
+  expectAllRefused("inputs", FuzzTarget::kInputsFile, "inputs file '");
+}
 
 }  // namespace
 }  // namespace brisk::fuzz

@@ -4,10 +4,8 @@
 #include <iterator>
 #include <typeinfo>
 
-#include "core/archive_check.h"
 #include "core/error.h"
 #include "core/module.h"
-#include "tests/fuzz/zip_archive.h"
 
 namespace brisk::fuzz {
 namespace {
@@ -55,40 +53,6 @@ void runAll(const Module& m, const std::vector<c10::IValue>& args, const Kwargs&
   }
 }
 
-// OPEN FINDINGS in core/model_inputs.cc (README.md): loadInputs hands the file to torch's
-// pickle_load unchecked, so
-//   1. a data.pkl nesting a value ~200000 levels deep overflows the stack (recursive
-//      ~ListImpl) inside pickle_load: corpus/open/deep_nesting.inputs.pt;
-//   2. a tensor whose storage record is empty or short loads, and the first kernel to
-//      read it crashes: corpus/open/empty_tensor_record.inputs.pt;
-//   3. c10::Error from IValue accessors escapes (`"kwargs": None` -> toGenericDict, a
-//      non-string key -> toStringRef): corpus/open/kwargs_none.inputs.pt.
-// The fix is for loadInputs to call pickleNestingDepth / checkTensorsFitStorage
-// (core/archive_check.h). These checks run just before the crash would happen; delete
-// them once loadInputs refuses such files itself.
-void checkOpenInputsNesting(std::string_view bytes) {
-  std::vector<ZipMember> members;
-  try {
-    members = readZip(bytes);
-  } catch (const ZipError&) {
-    return;
-  }
-  for (const ZipMember& m : members)
-    if (m.name.size() >= 9 && m.name.compare(m.name.size() - 9, 9, "/data.pkl") == 0 &&
-        pickleNestingDepth(m.data) > kMaxPickleNesting)
-      throw OpenFinding("open finding (core/model_inputs.cc): data.pkl nests deeper than " +
-                        std::to_string(kMaxPickleNesting) + " levels; pickle_load would overflow the stack");
-}
-
-void checkOpenInputsStorage(const ModelInputs& in, const std::string& path) {
-  try {
-    for (size_t i = 0; i < in.args.size(); ++i) checkTensorsFitStorage(in.args[i], path, "args[" + std::to_string(i) + "]");
-    for (const auto& [k, v] : in.kwargs) checkTensorsFitStorage(v, path, "kwargs['" + k + "']");
-  } catch (const Error& e) {
-    throw OpenFinding(std::string("open finding (core/model_inputs.cc): loadInputs accepted it: ") + e.what());
-  }
-}
-
 }  // namespace
 
 const char* targetName(FuzzTarget t) { return t == FuzzTarget::kModelArchive ? "model" : "inputs"; }
@@ -108,24 +72,15 @@ FuzzOutcome runFuzzCase(std::string_view bytes, FuzzTarget target, const FuzzCon
     out.loaded = true;
     for (const ModelInputs& in : ctx.inputs) runAll(*m, in.args, in.kwargs, out);
   } else {
-    checkOpenInputsNesting(bytes);
     ModelInputs in;
     try {
-      expectOnlyBriskErrors("loadInputs", [&] {
-        try {
-          in = loadInputs(path);
-        } catch (const c10::Error& e) {
-          throw OpenFinding("open finding (core/model_inputs.cc): c10::Error escaped loadInputs: " +
-                            oneLine(e.what_without_backtrace()));
-        }
-      });
+      expectOnlyBriskErrors("loadInputs", [&] { in = loadInputs(path); });
     } catch (const Error& e) {
       checkError(e, path, "loadInputs");
       out.error = e.what();
       return out;
     }
     out.loaded = true;
-    checkOpenInputsStorage(in, path);
     for (const auto& m : ctx.models) runAll(*m, in.args, in.kwargs, out);
   }
   return out;

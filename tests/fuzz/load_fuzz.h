@@ -44,13 +44,6 @@ struct FuzzFinding : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A known finding whose fix belongs to code outside the loading path this target owns
-// (README.md lists them): runFuzzCase detects the state just before it would crash and
-// throws this instead, so a driver can count it and carry on.
-struct OpenFinding : FuzzFinding {
-  using FuzzFinding::FuzzFinding;
-};
-
 FuzzOutcome runFuzzCase(std::string_view bytes, FuzzTarget target, const FuzzContext& ctx);
 
 // The context a seed model gets: the Module (loaded once) and its bundled inputs.

@@ -48,22 +48,23 @@ def nested(depth):
 
 def main():
     model, inputs = tiny_model_bytes(), tiny_inputs_bytes()
-    # Fixed in core/frontend.cc (core/archive_check.cc).
+    # Models: refused by core/archive_check.cc before torch::jit::load / freezing reads them.
     rewrite(model, f"{HERE}/models/empty_tensor_record.pt",
             lambda n, d: b"" if n.endswith("/data/1") else d)
     rewrite(model, f"{HERE}/models/deep_nesting_data_pkl.pt",
             lambda n, d: nested(300000) if n.endswith("/data.pkl") else d)
-    # Open, loading path: torch sizes the storage from the pickle's numel, not the record.
-    rewrite(model, f"{HERE}/open/short_tensor_record.pt",
+    # torch sizes the storage from the pickle's numel, not the record.
+    rewrite(model, f"{HERE}/models/short_tensor_record.pt",
             lambda n, d: d[:4] if n.endswith("/data/0") else d)
-    # Open: core/model_inputs.cc.
-    rewrite(inputs, f"{HERE}/open/empty_tensor_record.inputs.pt",
+    # (models/errorreport_what_aborts.pt is libFuzzer's own reproducer, kept as found.)
+    # Inputs files: refused by core/model_inputs.cc (with core/archive_check.h's checks).
+    rewrite(inputs, f"{HERE}/inputs/empty_tensor_record.inputs.pt",
             lambda n, d: b"" if n.endswith("/data/0") else d)
-    rewrite(inputs, f"{HERE}/open/deep_nesting.inputs.pt",
+    rewrite(inputs, f"{HERE}/inputs/deep_nesting.inputs.pt",
             lambda n, d: nested(300000) if n.endswith("/data.pkl") else d)
     buf = io.BytesIO()
     torch.save({"args": [torch.ones(1, 2), torch.ones(1, 2)], "kwargs": None}, buf)
-    open(f"{HERE}/open/kwargs_none.inputs.pt", "wb").write(buf.getvalue())
+    open(f"{HERE}/inputs/kwargs_none.inputs.pt", "wb").write(buf.getvalue())
     return 0
 
 
