@@ -318,7 +318,9 @@ void checkArchiveRecords(caffe2::serialize::PyTorchStreamReader& reader, const s
     }
     // Storages are records next to the pickle: data.pkl -> data/<key>,
     // constants.pkl -> constants/<key>. torch sizes a storage from the pickle's numel,
-    // not from its record, so a short record would be read past its end.
+    // not from its record, so a short record would be read past its end. Only these two
+    // are loaded: torch.jit.save itself writes traced_inputs/<key> records empty.
+    if (name != "data.pkl" && name != "constants.pkl") continue;
     const std::string dir = name.substr(0, name.rfind('.'));
     for (const PickleScan::Storage& st : scan.storages) {
       const size_t item = storageItemSize(st.type);
