@@ -296,7 +296,13 @@ size_t storageItemSize(const std::string& global) {
 void checkArchiveRecords(caffe2::serialize::PyTorchStreamReader& reader, const std::string& file, bool is_model) {
   const bool known_opcodes_only = is_model;
   auto corrupt = [&](const std::string& what) { return fileError(file, is_model, "corrupt archive: " + what); };
-  for (const std::string& name : reader.getAllRecords()) {
+  std::vector<std::string> records;
+  try {
+    records = reader.getAllRecords();
+  } catch (const std::exception&) {
+    return;  // a damaged central directory: torch's reader says why when it loads
+  }
+  for (const std::string& name : records) {
     if (!endsWith(name, ".pkl") && !endsWith(name, ".debug_pkl")) continue;
     PickleScan scan;
     try {
@@ -327,8 +333,15 @@ void checkArchiveRecords(caffe2::serialize::PyTorchStreamReader& reader, const s
       const std::string record = dir + "/" + st.key;
       if (st.numel < 0) throw corrupt("storage '" + record + "' has a negative size");
       if (item == 0 || st.numel == 0) continue;  // unknown type: torch refuses it itself
-      if (!reader.hasRecord(record)) throw corrupt("storage record '" + record + "' is missing");
-      const size_t have = reader.getRecordSize(record);  // the zip header's size: no read
+      size_t have = 0;
+      try {
+        if (!reader.hasRecord(record)) throw corrupt("storage record '" + record + "' is missing");
+        have = reader.getRecordSize(record);  // the zip header's size: no read
+      } catch (const Error&) {
+        throw;
+      } catch (const std::exception& e) {
+        throw corrupt("storage record '" + record + "' cannot be read: " + describeException(e));
+      }
       const __int128 need = static_cast<__int128>(st.numel) * item;
       if (static_cast<__int128>(have) < need)
         throw corrupt("storage record '" + record + "' holds " + std::to_string(have) + " bytes, its pickle says " +

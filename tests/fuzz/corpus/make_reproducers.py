@@ -40,6 +40,17 @@ def rewrite(archive, path, change):
                 out.writestr(info.filename, data)
 
 
+def rename_outside(archive, path):
+    """Copies `archive` with its serialization_id member moved out of the top folder."""
+    src = zipfile.ZipFile(io.BytesIO(archive))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as out:
+        for info in src.infolist():
+            name = info.filename
+            if name.endswith("/.data/serialization_id"):
+                name = "elsewhere/.data/serialization_id"
+            out.writestr(name, src.read(info.filename))
+
+
 def nested(depth):
     # A value wrapped in `depth` one-element tuples: TUPLE1 keeps the unpickler's stack at
     # one item, so only the nesting depth grows.
@@ -57,6 +68,10 @@ def main():
     rewrite(model, f"{HERE}/models/short_tensor_record.pt",
             lambda n, d: d[:4] if n.endswith("/data/0") else d)
     # (models/errorreport_what_aborts.pt is libFuzzer's own reproducer, kept as found.)
+    # Loads or is refused, never leaks torch's exception: a member outside the archive's
+    # folder (torch's reader throws listing the records).
+    rename_outside(model, f"{HERE}/loads/zip_name_outside_dir.pt")
+    rename_outside(inputs, f"{HERE}/loads/zip_name_outside_dir.inputs.pt")
     # Inputs files: refused by core/model_inputs.cc (with core/archive_check.h's checks).
     rewrite(inputs, f"{HERE}/inputs/empty_tensor_record.inputs.pt",
             lambda n, d: b"" if n.endswith("/data/0") else d)
