@@ -5,7 +5,6 @@ becomes a result with the program's seed rather than the end of the test process
 The parent never calls brisk itself: brisk starts threads (its inter-op arena), and a
 process that forks must not have any.
 """
-import ctypes
 import importlib.util
 import os
 import pickle
@@ -13,37 +12,15 @@ import select
 import signal
 import struct
 import sys
-import tempfile
 import time
 
 import torch
 import brisk  # imported here, used only in children: loading its libraries costs ~50 ms a fork
 
 from program_gen import make_inputs
+from stdout_capture import capture_stdout  # tests/python
 
-_libc = ctypes.CDLL(None)
 RUNS = (("main", "main"), ("again", "main"), ("alt", "alt"))  # (run tag, input set)
-
-
-def capture_stdout(fn):
-    """fn() with file descriptor 1 redirected to a temporary file: catches what Python's
-    print, C stdio and std::cout write (TorchScript's print goes through Python's
-    sys.stdout when called from Python; a native kernel may write to fd 1 directly)."""
-    sys.stdout.flush()
-    _libc.fflush(None)
-    saved = os.dup(1)
-    with tempfile.TemporaryFile() as f:
-        os.dup2(f.fileno(), 1)
-        try:
-            result = fn()
-        finally:
-            sys.stdout.flush()
-            _libc.fflush(None)
-            os.dup2(saved, 1)
-            os.close(saved)
-        f.seek(0)
-        text = f.read().decode(errors="replace")
-    return result, text
 
 
 def clone(v):

@@ -114,7 +114,9 @@ TEST_P(OutZooCoverage, KeyOpsGetTheirKernels) {
     // An out-variant op that writes into its free input (core/inplace_reuse.h) has a
     // native kernel: its output is that input, not a tensor of its own.
     const KernelKind kind = (conv && info.kind == kOut) ? kOut : info.in_place ? KernelKind::kNative : it->second;
-    if (info.in_place) EXPECT_EQ(it->second, kOut) << info.node;
+    if (info.in_place) {
+      EXPECT_EQ(it->second, kOut) << info.node;
+    }
     EXPECT_EQ(kernelKindName(info.kind), std::string(kernelKindName(kind)))
         << model << ": " << info.node << " -> " << info.provider << " (" << info.detail << ")";
     EXPECT_EQ(info.provider, "ops_cpu") << model << ": " << info.node;

@@ -1,7 +1,6 @@
 """What a hostile new user tried, through the Python binding: each case once crashed,
 asserted, lied or refused a valid model. Every one now gives the interpreter's result
 or one clear brisk.Error."""
-import ctypes
 import os
 import sys
 import tempfile
@@ -15,6 +14,7 @@ import brisk  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import junit  # noqa: E402
+from stdout_capture import capture_stdout  # noqa: E402
 
 torch.set_num_threads(1)
 
@@ -31,28 +31,6 @@ def save_scripted(module, name):
     path = os.path.join(TMP, name + ".pt")
     torch.jit.script(module).save(path)
     return path
-
-
-_libc = ctypes.CDLL(None)
-
-
-def captured_stdout(fn):
-    """Runs fn() with file descriptor 1 redirected; returns (result, what it printed).
-    prim::Print writes through C++ std::cout in both brisk and the interpreter."""
-    sys.stdout.flush()
-    _libc.fflush(None)
-    saved = os.dup(1)
-    with tempfile.TemporaryFile() as f:
-        os.dup2(f.fileno(), 1)
-        try:
-            result = fn()
-        finally:
-            sys.stdout.flush()
-            _libc.fflush(None)
-            os.dup2(saved, 1)
-            os.close(saved)
-        f.seek(0)
-        return result, f.read().decode()
 
 
 def assert_same(test, got, expected, what):
@@ -136,11 +114,11 @@ class VarargOps(unittest.TestCase):
         path = save_scripted(self.Printer(), "printer")
         ref = torch.jit.load(path)
         x = torch.randn(2, 3)
-        expected, expected_text = captured_stdout(lambda: ref(x, "tail"))
+        expected, expected_text = capture_stdout(lambda: ref(x, "tail"))
         self.assertIn("shape [2, 3] 2", expected_text)
         for name, opts in OPTION_SETS.items():
             m = brisk.load(path, **opts)
-            got, text = captured_stdout(lambda: m(x, "tail"))
+            got, text = capture_stdout(lambda: m(x, "tail"))
             self.assertEqual(text, expected_text, name)
             self.assertEqual(got, expected, name)
 
