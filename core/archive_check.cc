@@ -5,9 +5,10 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <caffe2/serialize/inline_container.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstdio>
-#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -18,6 +19,11 @@ namespace brisk {
 namespace {
 
 namespace jit = torch::jit;
+
+size_t fileSize(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
+}
 
 // An error naming a model (Where) or an inputs file (its own prefix).
 Error fileError(const std::string& file, bool is_model, const std::string& message) {
@@ -253,11 +259,20 @@ PickleScan scanPickle(std::string_view p) {
       case '0': pop(); break;                                          // POP
       case '1': popToMark(); break;                                    // POP_MARK
       case '2': push(stack.empty() || stack.back().depth < 0 ? V{} : stack.back()); break;  // DUP
-      case 'q': case 'r':                                              // BINPUT, LONG_BINPUT
+      case 'q': case 'r': {                                            // BINPUT, LONG_BINPUT
         operand = op == 'q' ? 1 : 4;
-        if (rest >= operand && !stack.empty() && stack.back().depth >= 0)
-          memo[littleEndian(p, at + 1, static_cast<int>(operand))] = stack.back();
+        if (rest < operand) break;
+        const uint32_t key = littleEndian(p, at + 1, static_cast<int>(operand));
+        // Picklers number memo entries from 0, one per BINPUT of at least 2 bytes; torch's
+        // Unpickler sizes its memo table to the key (16 bytes an entry: 2^31 -> 32 GB).
+        if (key > p.size()) {
+          out.damage = "memo index " + std::to_string(key) + " is beyond any this pickle can hold";
+          out.damage_at = at;
+          return out;
+        }
+        if (!stack.empty() && stack.back().depth >= 0) memo[key] = stack.back();
         break;
+      }
       case 'h': case 'j': {                                            // BINGET, LONG_BINGET
         operand = op == 'h' ? 1 : 4;
         auto it = rest >= operand ? memo.find(littleEndian(p, at + 1, static_cast<int>(operand))) : memo.end();
@@ -270,7 +285,11 @@ PickleScan scanPickle(std::string_view p) {
         out.unknown_at = at;
         return out;
     }
-    if (operand > rest) return out;
+    if (operand > rest) {  // torch's Unpickler would allocate what the operand claims first
+      out.damage = "an operand runs past the end of the pickle";
+      out.damage_at = at;
+      return out;
+    }
     at += 1 + operand;
   }
   return out;
@@ -293,7 +312,8 @@ size_t storageItemSize(const std::string& global) {
   return it == sizes.end() ? 0 : it->second;
 }
 
-void checkArchiveRecords(caffe2::serialize::PyTorchStreamReader& reader, const std::string& file, bool is_model) {
+void checkArchiveRecords(caffe2::serialize::PyTorchStreamReader& reader, const std::string& file, bool is_model,
+                         size_t archive_size) {
   const bool known_opcodes_only = is_model;
   auto corrupt = [&](const std::string& what) { return fileError(file, is_model, "corrupt archive: " + what); };
   std::vector<std::string> records;
@@ -302,7 +322,19 @@ void checkArchiveRecords(caffe2::serialize::PyTorchStreamReader& reader, const s
   } catch (const std::exception&) {
     return;  // a damaged central directory: torch's reader says why when it loads
   }
+  // Deflate expands at most ~1032:1, so a record claiming more than that over the whole
+  // archive has a damaged header; torch would allocate what it claims (tens of GB) first.
+  const __int128 max_record = static_cast<__int128>(archive_size) * 1032 + 4096;
   for (const std::string& name : records) {
+    size_t claimed = 0;
+    try {
+      claimed = reader.getRecordSize(name);
+    } catch (const std::exception&) {
+      continue;  // unreadable header: torch's reader says why
+    }
+    if (static_cast<__int128>(claimed) > max_record)
+      throw corrupt("record '" + name + "' claims " + std::to_string(claimed) + " bytes in a " +
+                    std::to_string(archive_size) + "-byte archive");
     if (!endsWith(name, ".pkl") && !endsWith(name, ".debug_pkl")) continue;
     PickleScan scan;
     try {
@@ -314,6 +346,8 @@ void checkArchiveRecords(caffe2::serialize::PyTorchStreamReader& reader, const s
     if (scan.depth > kMaxPickleNesting)
       throw corrupt("record '" + name + "' nests values " + std::to_string(scan.depth) + " levels deep (at most " +
                     std::to_string(kMaxPickleNesting) + " supported)");
+    if (!scan.damage.empty())
+      throw corrupt("record '" + name + "' is damaged at byte " + std::to_string(scan.damage_at) + ": " + scan.damage);
     // torch's importer unpickles .debug_pkl lazily, inside an exception's noexcept
     // what(): an opcode it does not know there is std::terminate, not an error.
     if (known_opcodes_only && scan.unknown_opcode) {
@@ -359,20 +393,13 @@ void checkArchivePickles(const std::string& path) {
   } catch (const std::exception&) {
     return;  // not a readable zip: torch::jit::load says why
   }
-  checkArchiveRecords(*reader, path, /*is_model=*/true);
+  checkArchiveRecords(*reader, path, /*is_model=*/true, fileSize(path));
 }
 
-void checkSavedArchive(const std::vector<char>& bytes, const std::string& file) {
-  std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader;
-  std::istringstream in(std::string(bytes.begin(), bytes.end()));
-  try {
-    reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(&in);
-  } catch (const std::exception&) {
-    return;  // not a readable zip: pickle_load says why
-  }
+void checkSavedArchive(caffe2::serialize::PyTorchStreamReader& reader, const std::string& file) {
   // Python's pickler (torch.save) writes opcodes TorchScript's never does; the reader
   // refuses the ones it lacks itself, outside any noexcept.
-  checkArchiveRecords(*reader, file, /*is_model=*/false);
+  checkArchiveRecords(reader, file, /*is_model=*/false, fileSize(file));
 }
 
 void checkTensorsFitStorage(const c10::IValue& value, const std::string& file, const std::string& what) {

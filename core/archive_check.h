@@ -17,6 +17,9 @@ class IValue;
 namespace torch::jit {
 struct Module;
 }
+namespace caffe2::serialize {
+class PyTorchStreamReader;
+}
 
 namespace brisk {
 
@@ -34,6 +37,10 @@ struct PickleScan {
   bool complete = false;  // reached STOP
   std::optional<uint8_t> unknown_opcode;  // the first opcode the scan does not know
   size_t unknown_at = 0;
+  // Damage torch's Unpickler would act on before noticing (an operand running past the
+  // end, a memo index it would size a table to): what, and the opcode's offset.
+  std::string damage;
+  size_t damage_at = 0;
   // The storages its persistent ids name: ('storage', torch.<T>Storage, key, location,
   // numel), as torch.save and torch.jit.save write them.
   struct Storage {
@@ -54,9 +61,9 @@ constexpr size_t kMaxPickleNesting = 1000;
 // storage whose record is missing or shorter than its numel says. Archives whose zip
 // layer cannot be read are left to torch::jit::load to report.
 void checkArchivePickles(const std::string& path);
-// The same for an archive in memory that torch.save wrote (an inputs file), except that
-// opcodes outside TorchScript's own are left to the reader.
-void checkSavedArchive(const std::vector<char>& bytes, const std::string& file);
+// The same for an archive torch.save wrote (an inputs file), opened by the caller,
+// except that opcodes outside TorchScript's own are left to the unpickler.
+void checkSavedArchive(caffe2::serialize::PyTorchStreamReader& reader, const std::string& file);
 
 // Throws brisk::Error naming the model and the attribute (or constant) when a tensor
 // reachable from the module's attributes or from its code's constants does not fit in

@@ -1,11 +1,12 @@
 #include "core/model_inputs.h"
 
-#include <torch/csrc/jit/serialization/pickle.h>
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/import_read.h>
 
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <iterator>
+#include <memory>
 
 #include "core/archive_check.h"
 #include "core/error.h"
@@ -48,17 +49,28 @@ ModelInputs loadInputs(const std::string& path) {
     throw Error("inputs file '" + path + "': cannot read it: it " + problem);
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error("inputs file '" + path + "': cannot open it: " + std::strerror(errno));
-  std::vector<char> data((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  c10::IValue root;
   // torch.save writes a zip archive; a bare pickle (0x80 = PROTO) is the legacy format
   // of _use_new_zipfile_serialization=False, which libtorch's reader does not take.
-  if (!data.empty() && static_cast<unsigned char>(data[0]) == 0x80)
+  if (f.peek() == 0x80)
     throw Error("inputs file '" + path +
                 "': written in torch.save's legacy format (_use_new_zipfile_serialization=False); "
                 "save it with torch.save's default zip format");
-  checkSavedArchive(data, path);  // nesting and storage sizes, before torch's unpickler
+  f.close();
+  // What torch::jit::pickle_load does, but reading the file through torch's FileAdapter:
+  // pickle_load's in-memory VectorReader does not bound its reads, and a damaged zip
+  // directory makes miniz read past the buffer (found by the inputs fuzzer under ASan).
+  std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader;
+  c10::IValue root;
   try {
-    root = torch::jit::pickle_load(data);
+    reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+  } catch (const std::exception& e) {
+    throw Error("inputs file '" + path + "': not a torch.save inputs file: " + describeException(e));
+  }
+  checkSavedArchive(*reader, path);  // nesting and storage sizes, before torch's unpickler
+  try {
+    root = torch::jit::readArchiveAndTensors("data", /*pickle_prefix=*/"", /*tensor_prefix=*/"",
+                                             /*type_resolver=*/std::nullopt, /*obj_loader=*/std::nullopt,
+                                             /*device=*/std::nullopt, *reader);
   } catch (const std::exception& e) {
     std::string why = describeException(e);
     if (why.find("Only Pickle protocol 2") != std::string::npos)
