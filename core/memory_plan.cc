@@ -8,6 +8,7 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <mutex>
 #include <cstring>
 
 #include "core/escape_analysis.h"
@@ -65,6 +66,17 @@ void planManagedValues(const Graph& graph, const std::vector<uint8_t>& retained,
 // --- Run time --------------------------------------------------------------------
 
 namespace {
+
+// Slabs a kernel may still reference after they were abandoned (see slowFinish): never
+// freed, but kept reachable here rather than released, so the leak is deliberate and
+// bounded (one slab per block, then capture stops) instead of invisible, and leak
+// checkers see live memory.
+void abandonSlab(c10::DataPtr slab) {
+  static std::mutex mu;
+  static auto* abandoned = new std::vector<c10::DataPtr>();
+  std::lock_guard<std::mutex> lock(mu);
+  abandoned->push_back(std::move(slab));
+}
 
 size_t useCount(c10::intrusive_ptr_target* p) { return c10::raw::intrusive_ptr::use_count(p); }
 
@@ -580,7 +592,7 @@ void BlockMemory::endCapture(int32_t i, const at::Tensor& result) noexcept {
       // outlives the call: its bytes must never be handed out again. Abandon (leak) this
       // slab, stop capturing in this block, and lay out a fresh slab after this run.
       LOG(WARNING) << "brisk: a captured allocation outlived its kernel call; capture disabled for this block";
-      (void)slab_.release_context();
+      abandonSlab(std::move(slab_));
       slab_ = c10::DataPtr();
       std::fill(capture_ordinal_.begin(), capture_ordinal_.end(), kNever);
       force_replan_ = true;
