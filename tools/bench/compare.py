@@ -1026,6 +1026,12 @@ COLORS = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a
           "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a"}
 
 
+def _headroom(ax):
+    """Room above the tallest bar (log axis) for the legend, which would hide it."""
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi * (hi / lo) ** 0.45)
+
+
 def chart(report, path):
     import matplotlib
     matplotlib.use("Agg")
@@ -1052,6 +1058,7 @@ def chart(report, path):
                edgecolor="black" if n == "brisk" else None, linewidth=0.8 if n == "brisk" else 0)
     ax.axhline(1.0, color="black", linewidth=1.0, label="best other runtime = 1")
     ax.set_yscale("log")
+    _headroom(ax)
     ax.set_xticks(range(len(results)))
     ax.set_xticklabels(labels, fontsize=8)
     ax.set_ylabel("latency / best other runtime's\n(log; brisk below 1 = brisk leads)")
@@ -1072,6 +1079,7 @@ def chart(report, path):
                     ys.append(max(mm["peak_kib"] / 1024, 0.05))  # log axis: show ~0 as a stub
             ax.bar(xs, ys, width, label=LABELS[n], color=COLORS[n])
         ax.set_yscale("log")
+        _headroom(ax)
         ax.set_xticks(range(len(results)))
         ax.set_xticklabels(labels, fontsize=8)
         ax.set_ylabel("peak RSS increase over\nthe loaded model (MiB, log)")
