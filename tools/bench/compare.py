@@ -473,20 +473,32 @@ def build_inductor(e, zoo, case, args, kwargs, workdir):
     mode = inductor_mode()
     compiled = torch.compile(module, mode=None if mode == "default" else mode)
     e.fn = lambda: compiled(*args, **kwargs)
+    from torch._dynamo.utils import counters
+    counters.clear()
     with torch.no_grad():
         e.fn()  # compiles: part of the build time a user pays
     e.keep += [module, compiled]
     e.note = f"torch.compile(mode={mode!r}), torch._inductor.config.freezing=True; run under torch.no_grad()"
-    e.caveats += _dynamo_caveats(module)
+    e.caveats += _dynamo_caveats(module, counters)
 
 
-def _dynamo_caveats(module):
+def _dynamo_caveats(module, counters):
+    """What TorchDynamo left to eager: a user's torch.compile gives exactly this."""
     import torch._dynamo.config as dynamo_config
+    out = []
     rnn = [type(m).__name__ for m in module.modules() if isinstance(m, torch.nn.RNNBase)]
     if rnn and not getattr(dynamo_config, "allow_rnn", True):
-        return [f"TorchDynamo does not trace {rnn[0]} (torch._dynamo.config.allow_rnn=False): "
-                "it runs in eager between compiled graphs"]
-    return []
+        out.append(f"TorchDynamo does not trace {rnn[0]} (torch._dynamo.config.allow_rnn=False): "
+                   "it runs in eager between compiled graphs")
+    graphs = counters["stats"].get("unique_graphs", 0)
+    breaks = sum(counters["graph_break"].values())
+    if graphs == 0:
+        out.append("TorchDynamo compiled no graph: the model runs in eager")
+    elif breaks:
+        reason = " ".join(str(next(iter(counters["graph_break"]))).split())[:160]
+        out.append(f"{breaks} graph break{'s' if breaks > 1 else ''}, {graphs} compiled graph"
+                   f"{'s' if graphs > 1 else ''} (first break: {reason})")
+    return out
 
 
 def build_aotinductor(e, zoo, case, args, kwargs, workdir):
