@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""brisk vs PyTorch on the zoo models: one command, one table, one chart.
+"""brisk vs PyTorch and other CPU runtimes on the zoo models: one command, one table, one chart.
 
-    bazel run //tools/bench:compare [-- --models resnet18,mlp:b64 --rounds 7 --quick]
+    bazel run //tools/bench:compare [-- --models resnet18,mlp:b64 --executors brisk,onnxruntime
+                                        --rounds 7 --quick]
 
 For each model and batch size it times, in one process and on the same inputs:
   eager              the model's Python source (tools/zoo/models.py, weights from the .pt)
@@ -9,23 +10,32 @@ For each model and batch size it times, in one process and on the same inputs:
   interpreter        the TorchScript interpreter on torch.jit.freeze(module)
   interpreter_ofi    the interpreter on torch.jit.optimize_for_inference(module)
   static_runtime     torch._C._jit_to_static_module(frozen._c)
+  onnxruntime        torch.onnx.export of the eager module, an onnxruntime session
+  openvino           openvino.convert_model of the eager module, compiled for CPU
+  inductor           torch.compile (max-autotune-no-cudagraphs, freezing)
+  aotinductor        torch.export + aoti_compile_and_package, aoti_load_package
   brisk              the brisk binding (import brisk), default options
-Every executor is called the same way from Python; the JIT executors and brisk under
+(see build_onnxruntime and the other builders for each runtime's settings; each gets one
+thread). Every executor is called the same way from Python; all but eager under
 torch.no_grad(). After warm-up, each round times a block of ~--seconds per executor, in
 an order that rotates every round; the table gives the median over all timed inferences
-and, per executor, the median of its per-round ratios to the interpreter's latency.
-Outputs are checked against the interpreter's (allclose) before timing.
+and, per executor, the median of its per-round ratios to the interpreter's latency, and
+names the fastest executor other than brisk ("best other runtime") with brisk's ratio to
+it. Outputs are checked against eager's (allclose) before timing. Build time (load,
+export, compile) is recorded per executor.
 
 Peak memory is measured per executor in a separate process (this script with
 --memory-child): load the model and inputs, reset the peak (`echo 5 >
-/proc/self/clear_refs`), run, read VmHWM: the peak RSS increase over the loaded model.
+/proc/self/clear_refs`), run, read VmHWM: the peak RSS increase over the loaded model;
+once under the fixed allocator settings below and once under glibc's default malloc.
 
 Threads and the allocator are fixed (one intra-op thread, MKL single-threaded, glibc
 malloc without mmap and trimming): the script re-executes itself with that
 environment when it is missing, and prints it.
 
 Writes results/compare-<date>.{md,json,png} and results/latest.{md,json,png} in the
-workspace (--out to change; --quick writes compare-<date>-quick.* and leaves latest.*).
+workspace (--out to change; --quick writes compare-<date>-quick.* and leaves latest.*,
+and compiles Inductor in its default mode).
 """
 import argparse
 import collections
@@ -890,6 +900,11 @@ DESCRIPTIONS = collections.OrderedDict([
 ])
 
 
+def _shown_executors(selected):
+    """The table's columns: the selected executors, and brisk's C++ loop with brisk."""
+    return [n for n in TIMED if n in selected or (n == "brisk_cpp" and "brisk" in selected)]
+
+
 def _footnotes():
     """Numbers footnotes in order of first use; the same text keeps its number."""
     notes = collections.OrderedDict()
@@ -931,7 +946,7 @@ def _best_cells(r):
 
 def markdown(report):
     m, s, o = report["machine"], report["settings"], report["options"]
-    shown = [n for n in TIMED if n in o.get("executors", EXECUTORS) or n == "brisk_cpp"]
+    shown = _shown_executors(o.get("executors", EXECUTORS))
     lines = [f"# brisk vs PyTorch and other CPU runtimes — {report['date']}{' (quick)' if o['quick'] else ''}", ""]
     lines.append(f"Command: `bazel run //tools/bench:compare{' -- ' + ' '.join(o['argv']) if o['argv'] else ''}` "
                  f"(brisk at git {report['git']}).")
@@ -1051,8 +1066,7 @@ def chart(report, path):
 
     results = report["results"]
     labels = [f"{r['model']}\nb{r['batch']}" for r in results]
-    executors = report["options"].get("executors", EXECUTORS)
-    shown = [n for n in TIMED if n in executors or n == "brisk_cpp"]
+    shown = _shown_executors(report["options"].get("executors", EXECUTORS))
     has_mem = any("memory" in r for r in results)
     fig, axes = plt.subplots(2 if has_mem else 1, 1, figsize=(max(9, 1.3 * len(results) + 2), 10 if has_mem else 5),
                              squeeze=False)
