@@ -1,6 +1,11 @@
 """//tools/bench:compare in --quick mode (the CI smoke test): it runs, every executor
-agrees with the interpreter, and the Markdown, JSON and chart are written. Also the
-script's own helpers (case selection, output comparison). No timing is asserted."""
+agrees with eager PyTorch, and the Markdown, JSON and chart are written. Also the
+script's own helpers (case selection, output comparison, executor selection, best other
+runtime). No timing is asserted.
+
+Two runs keep it fast: the TorchScript executors, ONNX Runtime, OpenVINO and brisk on two
+small cases with memory processes; Inductor and AOTInductor (tens of seconds of compiling
+per model and process) on the MLP alone, without them."""
 import json
 import os
 import subprocess
@@ -19,6 +24,40 @@ import compare  # noqa: E402  (its settings re-exec only happens when run as a s
 
 OUT = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "compare_out")
 CASES = "mlp:b1,inception_fork:b1"
+COMPILED = ("inductor", "aotinductor")
+CHEAP = [n for n in compare.EXECUTORS if n not in COMPILED]
+COMPILED_CASE = "mlp:b1"
+
+
+def run_compare(out, *flags):
+    env = dict(os.environ)
+    env.pop("GLIBC_TUNABLES", None)  # the script must set it itself (re-exec)
+    proc = subprocess.run(
+        [sys.executable, COMPARE, "--quick", "--zoo", os.path.join(R, "tools", "zoo"), "--out", out] + list(flags),
+        capture_output=True, text=True, env=env, timeout=400)  # < the test's 900 s
+    sys.stdout.write(proc.stdout[-4000:])
+    sys.stderr.write(proc.stderr[-4000:])
+    stem = None
+    if proc.returncode == 0:
+        names = [f for f in os.listdir(out) if f.endswith("-quick.json")]
+        stem = os.path.join(out, names[0][:-len(".json")]) if names else None
+    return proc, stem
+
+
+def assert_runs_or_says_why(test, report, r, name):
+    """An executor runs and agrees; only a runtime whose package does not import may be
+    skipped, and then with its reason in the table's data."""
+    e = r["executors"][name]
+    missing = "not installed" in str(report.get("versions", {}).get(name, ""))
+    if missing:
+        test.assertFalse(e["available"])
+        test.assertTrue(e["error"], f"{r['model']} {name}: skipped without a reason")
+        return
+    test.assertTrue(e["available"], f"{r['model']} {name}: {e['error']}")
+    test.assertTrue(e["agrees"], f"{r['model']} {name}: max diff {e['max_abs_diff']}")
+    test.assertGreater(e["p50_us"], 0)
+    test.assertEqual(len(e["ratio_rounds"]), 1)
+    test.assertGreater(e["load_s"], 0)
 
 
 class QuickRun(unittest.TestCase):
@@ -26,17 +65,7 @@ class QuickRun(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        env = dict(os.environ)
-        env.pop("GLIBC_TUNABLES", None)  # the script must set it itself (re-exec)
-        cls.proc = subprocess.run(
-            [sys.executable, COMPARE, "--quick", "--models", CASES, "--zoo", os.path.join(R, "tools", "zoo"),
-             "--out", OUT], capture_output=True, text=True, env=env, timeout=400)  # < the test's 900 s
-        sys.stdout.write(cls.proc.stdout[-4000:])
-        sys.stderr.write(cls.proc.stderr[-4000:])
-        cls.stem = None
-        if cls.proc.returncode == 0:
-            names = [f for f in os.listdir(OUT) if f.endswith("-quick.json")]
-            cls.stem = os.path.join(OUT, names[0][:-len(".json")]) if names else None
+        cls.proc, cls.stem = run_compare(OUT, "--models", CASES, "--executors", ",".join(CHEAP))
 
     def setUp(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-2000:])
@@ -61,34 +90,45 @@ class QuickRun(unittest.TestCase):
         self.assertIn("oneDNN", m["kernels"])
 
     def test_every_executor_runs_and_agrees(self):
-        results = self.report()["results"]
+        report = self.report()
+        results = report["results"]
         self.assertEqual([f"{r['model']}:b{r['batch']}" for r in results], CASES.split(","))
+        self.assertEqual(report["options"]["executors"], CHEAP)
         for r in results:
-            for name in compare.EXECUTORS:
-                e = r["executors"][name]
-                self.assertTrue(e["available"], f"{r['model']} {name}: {e['error']}")
-                self.assertTrue(e["agrees"], f"{r['model']} {name}: max diff {e['max_abs_diff']}")
-                self.assertGreater(e["p50_us"], 0)
-                self.assertEqual(len(e["ratio_rounds"]), 1)
+            self.assertEqual(r["output_reference"], "eager")
+            for name in CHEAP:
+                assert_runs_or_says_why(self, report, r, name)
             self.assertEqual(r["executors"]["interpreter"]["ratio"], 1.0)
             # Without the shim Static Runtime can deadlock on inception_fork (sr_shim.cc).
             self.assertIn("sr_shim", r["executors"]["static_runtime"]["source"])
             self.assertGreater(r["executors"]["brisk_cpp"]["p50_us"], 0)
             self.assertEqual(len(r["executors"]["brisk_cpp"]["ratio_rounds"]), 1)
+            for name in COMPILED:
+                self.assertNotIn(name, r["executors"])
+            # The best other runtime is never brisk, and brisk's ratio to it is recorded.
+            best = r["best_other"]
+            self.assertIn(best["name"], compare.OTHERS)
+            self.assertGreater(best["brisk_ratio"], 0)
 
-    def test_memory_per_executor(self):
+    def test_memory_per_executor_under_both_mallocs(self):
         for r in self.report()["results"]:
-            for name in compare.EXECUTORS:
-                self.assertIn("peak_kib", r["memory"][name], f"{r['model']} {name}: {r['memory'][name]}")
+            self.assertEqual(sorted(r["memory"]), sorted([compare.MALLOC_TUNED, compare.MALLOC_DEFAULT]))
+            for malloc, per in r["memory"].items():
+                for name in CHEAP:
+                    self.assertIn("peak_kib", per[name], f"{r['model']} {name} ({malloc}): {per[name]}")
 
     def test_markdown_table(self):
         with open(self.stem + ".md") as f:
             md = f.read()
         self.assertIn("| model | batch | eager | interpreter (frozen) | interpreter + optimize_for_inference | "
-                      "Static Runtime | brisk | brisk, C++ loop | outputs agree |", md)
+                      "Static Runtime | ONNX Runtime | OpenVINO | brisk | brisk, C++ loop | "
+                      "best other runtime (µs) | brisk / best other | outputs agree |", md)
         self.assertRegex(md, r"\n\| mlp \| 1 \| [0-9.]+ \([0-9.]+\) \|")
+        self.assertIn("## Build time", md)
         self.assertIn("## Peak memory", md)
+        self.assertIn("glibc's default malloc", md)
         self.assertIn("Machine: ", md)
+        self.assertIn("NativeRT", md)
 
     def test_chart_written(self):
         with open(self.stem + ".png", "rb") as f:
@@ -96,6 +136,28 @@ class QuickRun(unittest.TestCase):
 
     def test_quick_leaves_latest_alone(self):
         self.assertFalse(os.path.exists(os.path.join(OUT, "latest.md")))
+
+
+class CompiledQuickRun(unittest.TestCase):
+    """Inductor and AOTInductor build and run the MLP (default mode under --quick)."""
+    proc = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls.proc, cls.stem = run_compare(OUT + "_compiled", "--models", COMPILED_CASE, "--executors",
+                                         ",".join(COMPILED), "--no-memory")
+
+    def test_inductor_and_aotinductor_run_and_agree(self):
+        self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-2000:])
+        with open(self.stem + ".json") as f:
+            report = json.load(f)
+        self.assertEqual(report["options"]["inductor_mode"], "default")
+        # The references run with any subset.
+        self.assertEqual(report["options"]["executors"], ["eager", "interpreter"] + list(COMPILED))
+        (r,) = report["results"]
+        for name in COMPILED:
+            assert_runs_or_says_why(self, report, r, name)
+        self.assertIn("freezing", r["executors"]["inductor"]["source"])
 
 
 class Helpers(unittest.TestCase):
@@ -107,6 +169,22 @@ class Helpers(unittest.TestCase):
         self.assertEqual(len(compare.select_cases("", False)), len(compare.CASES))
         with self.assertRaises(SystemExit):
             compare.select_cases("nosuchmodel", False)
+
+    def test_selected_executors(self):
+        self.assertEqual(compare.selected_executors(""), compare.EXECUTORS)
+        self.assertEqual(compare.selected_executors("brisk,onnxruntime"),
+                         ["eager", "interpreter", "onnxruntime", "brisk"])
+        with self.assertRaises(SystemExit):
+            compare.selected_executors("tensorrt")
+
+    def test_best_other_skips_brisk_and_wrong_outputs(self):
+        def ex(p50, agrees=True, rounds=None):
+            return {"available": True, "agrees": agrees, "p50_us": p50, "round_p50_us": rounds or [p50]}
+        best = compare.best_other({"interpreter": ex(30.0), "onnxruntime": ex(20.0, rounds=[20.0, 25.0]),
+                                   "openvino": ex(5.0, agrees=False), "brisk": ex(10.0, rounds=[10.0, 20.0])})
+        self.assertEqual(best["name"], "onnxruntime")
+        self.assertAlmostEqual(best["brisk_ratio"], 0.65)
+        self.assertIsNone(compare.best_other({"brisk": ex(10.0)}))
 
     def test_compare_outputs(self):
         a = torch.ones(3)

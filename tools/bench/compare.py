@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""brisk vs PyTorch on the zoo models: one command, one table, one chart.
+"""brisk vs PyTorch and other CPU runtimes on the zoo models: one command, one table, one chart.
 
-    bazel run //tools/bench:compare [-- --models resnet18,mlp:b64 --rounds 7 --quick]
+    bazel run //tools/bench:compare [-- --models resnet18,mlp:b64 --executors brisk,onnxruntime
+                                        --rounds 7 --quick]
 
 For each model and batch size it times, in one process and on the same inputs:
   eager              the model's Python source (tools/zoo/models.py, weights from the .pt)
@@ -9,23 +10,32 @@ For each model and batch size it times, in one process and on the same inputs:
   interpreter        the TorchScript interpreter on torch.jit.freeze(module)
   interpreter_ofi    the interpreter on torch.jit.optimize_for_inference(module)
   static_runtime     torch._C._jit_to_static_module(frozen._c)
+  onnxruntime        torch.onnx.export of the eager module, an onnxruntime session
+  openvino           openvino.convert_model of the eager module, compiled for CPU
+  inductor           torch.compile (max-autotune-no-cudagraphs, freezing)
+  aotinductor        torch.export + aoti_compile_and_package, aoti_load_package
   brisk              the brisk binding (import brisk), default options
-Every executor is called the same way from Python; the JIT executors and brisk under
+(see build_onnxruntime and the other builders for each runtime's settings; each gets one
+thread). Every executor is called the same way from Python; all but eager under
 torch.no_grad(). After warm-up, each round times a block of ~--seconds per executor, in
 an order that rotates every round; the table gives the median over all timed inferences
-and, per executor, the median of its per-round ratios to the interpreter's latency.
-Outputs are checked against the interpreter's (allclose) before timing.
+and, per executor, the median of its per-round ratios to the interpreter's latency, and
+names the fastest executor other than brisk ("best other runtime") with brisk's ratio to
+it. Outputs are checked against eager's (allclose) before timing. Build time (load,
+export, compile) is recorded per executor.
 
 Peak memory is measured per executor in a separate process (this script with
 --memory-child): load the model and inputs, reset the peak (`echo 5 >
-/proc/self/clear_refs`), run, read VmHWM: the peak RSS increase over the loaded model.
+/proc/self/clear_refs`), run, read VmHWM: the peak RSS increase over the loaded model;
+once under the fixed allocator settings below and once under glibc's default malloc.
 
 Threads and the allocator are fixed (one intra-op thread, MKL single-threaded, glibc
 malloc without mmap and trimming): the script re-executes itself with that
 environment when it is missing, and prints it.
 
 Writes results/compare-<date>.{md,json,png} and results/latest.{md,json,png} in the
-workspace (--out to change; --quick writes compare-<date>-quick.* and leaves latest.*).
+workspace (--out to change; --quick writes compare-<date>-quick.* and leaves latest.*,
+and compiles Inductor in its default mode).
 """
 import argparse
 import collections
@@ -39,6 +49,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 # --- Fixed settings (before torch is imported) -----------------------------------------
@@ -53,8 +64,19 @@ SETTINGS_ENV = collections.OrderedDict([
 ])
 
 
+# The memory processes also run under glibc's default malloc (other runtimes' arenas
+# behave differently from PyTorch's allocator under the fixed tunables): this variable
+# set to MALLOC_DEFAULT makes a process keep GLIBC_TUNABLES unset.
+MALLOC_ENV = "BRISK_COMPARE_MALLOC"
+MALLOC_DEFAULT, MALLOC_TUNED = "glibc-default", "tunables"
+
+
 def _ensure_settings():
     missing = {k: v for k, v in SETTINGS_ENV.items() if os.environ.get(k) != v}
+    if os.environ.get(MALLOC_ENV) == MALLOC_DEFAULT:
+        missing.pop("GLIBC_TUNABLES", None)
+        if "GLIBC_TUNABLES" in os.environ:
+            raise SystemExit(f"compare: {MALLOC_ENV}={MALLOC_DEFAULT} with GLIBC_TUNABLES set")
     if not missing:
         return
     if os.environ.get("BRISK_COMPARE_REEXEC"):  # guard against a loop if exec drops env
@@ -96,18 +118,34 @@ CASES = [
 ]
 QUICK_CASES = ["mlp:b1", "chain_add100:b1", "inception_fork:b1"]
 
-EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime", "brisk"]
+PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime"]
+# What a user would pick instead of brisk outside TorchScript (issue 17). NativeRT, the
+# PT2 counterpart of Static Runtime, has no slot: brisk's own PT2 path (issue 16) does
+# not exist yet, and a column that only ever says so would carry no measurement.
+OTHER_RUNTIMES = ["onnxruntime", "openvino", "inductor", "aotinductor"]
+EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + ["brisk"]
 TIMED = EXECUTORS + ["brisk_cpp"]  # brisk_cpp: the brisk Module timed by its C++ loop
+# Everything but brisk itself: the candidates for "best other runtime".
+OTHERS = PYTORCH_EXECUTORS + OTHER_RUNTIMES
 LABELS = {
     "brisk_cpp": "brisk, C++ loop",
     "eager": "eager",
     "interpreter": "interpreter (frozen)",
     "interpreter_ofi": "interpreter + optimize_for_inference",
     "static_runtime": "Static Runtime",
+    "onnxruntime": "ONNX Runtime",
+    "openvino": "OpenVINO",
+    "inductor": "Inductor",
+    "aotinductor": "AOTInductor",
     "brisk": "brisk",
 }
+# Latency ratios are to the interpreter (the runtime brisk replaces); outputs are checked
+# against eager PyTorch, the model's own source (the interpreter when that is missing).
 REFERENCE = "interpreter"
-RTOL, ATOL = 1e-3, 1e-4  # oneDNN's blocked convolutions (ofi) round differently
+OUTPUT_REFERENCE = "eager"
+# oneDNN's blocked convolutions (ofi), OpenVINO's and ONNX Runtime's own kernels and
+# Inductor's generated loops all sum in other orders than ATen.
+RTOL, ATOL = 1e-3, 1e-4
 
 
 def case_id(c):
@@ -203,6 +241,8 @@ class Executor:
         self.max_abs_diff = None
         self.agrees = None
         self.block = None       # (seconds, min_iters) -> samples, instead of timing fn here
+        self.to_torch = None    # converts fn's output for the output check (other runtimes)
+        self.caveats = []       # what a user gets that is not the model's best form: footnotes
 
 
 def cpp_executor(brisk_exec, args, kwargs):
@@ -231,7 +271,7 @@ def cpp_executor(brisk_exec, args, kwargs):
     return e
 
 
-def make_executor(name, zoo, case, args, kwargs):
+def make_executor(name, zoo, case, args, kwargs, workdir=None):
     e = Executor(name)
     path = zoo_file(zoo, case, ".pt")
     t0 = time.perf_counter()
@@ -266,13 +306,232 @@ def make_executor(name, zoo, case, args, kwargs):
             m = brisk.load(path)
             e.keep.append(m)
             e.fn = lambda: m(*args, **kwargs)
+        elif name in OTHER_RUNTIMES:
+            BUILDERS[name](e, zoo, case, args, kwargs, workdir or tempfile.mkdtemp(prefix="brisk-compare-"))
         else:
             raise ValueError(name)
     except Exception as ex:  # noqa: BLE001 - one executor failing must not stop the others
-        e.error = f"{type(ex).__name__}: {str(ex).splitlines()[0] if str(ex) else ''}"
+        e.error = _one_line(ex)
         e.fn = None
     e.load_s = time.perf_counter() - t0
     return e
+
+
+def _one_line(ex):
+    text = " ".join(str(ex).split())
+    return f"{type(ex).__name__}: {text[:300]}{'...' if len(text) > 300 else ''}"
+
+
+# --- Other runtimes (issue 17) -------------------------------------------------------
+#
+# Each gets the model's eager source with the .pt's weights (load_eager), is built the
+# way its documentation recommends for one-thread CPU latency, and nothing of another
+# runtime's graph is edited by hand. Build time (export + compile, and for Inductor its
+# first call, where it compiles) is the executor's load_s. Artifacts (the ONNX file, the
+# AOTInductor package) go to a work directory that the memory processes reuse, so that
+# they measure running, not exporting.
+
+def _flat_tensors(obj):
+    """A model's inputs or outputs as the flat tensor list exporters use."""
+    if isinstance(obj, torch.Tensor):
+        return [obj]
+    if isinstance(obj, dict):
+        return [t for k in obj for t in _flat_tensors(obj[k])]
+    if isinstance(obj, (list, tuple)):
+        return [t for x in obj for t in _flat_tensors(x)]
+    return []
+
+
+def _export_onnx(module, case, args, kwargs, workdir):
+    """The ONNX file of the model, exported once per work directory, and the exporter's
+    name. torch.onnx.export's default in torch 2.14 is the torch.export-based exporter
+    (which needs onnxscript); the TorchScript-based one (dynamo=False) is what a user
+    falls back to when that fails, and so does this."""
+    path = os.path.join(workdir, f"{case.model}.b{case.batch}.onnx")
+    tag = path + ".exporter"
+    if os.path.exists(path) and os.path.exists(tag):
+        with open(tag) as f:
+            return path, f.read().strip()
+    import warnings
+    errors = []
+    for exporter, flags in (("torch.export-based (dynamo=True)", dict(dynamo=True)),
+                            ("TorchScript-based (dynamo=False)", dict(dynamo=False))):
+        try:
+            with warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr), _quiet_logging():
+                warnings.simplefilter("ignore")
+                torch.onnx.export(module, tuple(args), path, kwargs=kwargs or None, external_data=False,
+                                  **flags)
+            with open(tag, "w") as f:
+                f.write(exporter + (f" (dynamo=True failed: {errors[0]})" if errors else ""))
+            with open(tag) as f:
+                return path, f.read().strip()
+        except Exception as ex:  # noqa: BLE001 - try the other exporter, report both
+            errors.append(_one_line(ex))
+    raise RuntimeError("torch.onnx.export failed with both exporters: " + " | ".join(errors))
+
+
+@contextlib.contextmanager
+def _quiet_logging():
+    """The exporter's optimizer logs a line per skipped constant fold: not our news."""
+    import logging
+    logging.disable(logging.WARNING)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _onnx_caveats(path):
+    """What in the exported graph a user should know about: control flow (an ONNX Loop
+    runs its body through the interpreter-like subgraph executor, node by node)."""
+    import onnx
+    graph = onnx.load(path, load_external_data=False).graph
+    kinds = collections.Counter(n.op_type for n in graph.node)
+    out = []
+    for op in ("Loop", "Scan", "If"):
+        if kinds.get(op):
+            out.append(f"the exported ONNX graph has {kinds[op]} {op} node{'s' if kinds[op] > 1 else ''}")
+    return out, sum(kinds.values())
+
+
+def build_onnxruntime(e, zoo, case, args, kwargs, workdir):
+    import onnxruntime as ort
+    module, _ = load_eager(zoo, case)
+    with torch.no_grad():
+        path, exporter = _export_onnx(module, case, args, kwargs, workdir)
+    caveats, nodes = _onnx_caveats(path)
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    tensors = _flat_tensors((args, kwargs))
+    if len(names) != len(tensors):
+        raise RuntimeError(f"the ONNX graph takes {len(names)} inputs, the model {len(tensors)} tensors")
+    # numpy views of the same tensors: no copy per call, as a user feeding torch tensors would.
+    feed = {n: t.numpy() for n, t in zip(names, tensors)}
+    e.keep.append(sess)
+    e.fn = lambda: sess.run(None, feed)
+    e.to_torch = lambda out: [torch.from_numpy(a) for a in out]
+    e.note = (f"torch.onnx.export, {exporter}, opset {_onnx_opset(path)}, {nodes} nodes; onnxruntime "
+              f"{ort.__version__} CPUExecutionProvider, ORT_ENABLE_ALL, intra/inter_op_num_threads=1, "
+              "ORT_SEQUENTIAL")
+    e.caveats += caveats + _fast_path_caveats(module)
+    if "dynamo=True failed" in exporter:
+        e.caveats.append("the default (torch.export-based) ONNX exporter fails; TorchScript-based exporter used")
+
+
+def _fast_path_caveats(module):
+    if any(isinstance(m, torch.nn.TransformerEncoderLayer) for m in module.modules()):
+        return ["eager runs nn.TransformerEncoderLayer's fused fast path (aten::_transformer_encoder_layer_fwd); "
+                "ONNX has no such op: the export holds the unfused ops (MatMul, Softmax, LayerNormalization, ...)"]
+    return []
+
+
+def _onnx_opset(path):
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    return max((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), default="?")
+
+
+def build_openvino(e, zoo, case, args, kwargs, workdir):
+    import openvino as ov
+    module, _ = load_eager(zoo, case)
+    source = "the PyTorch module (ov.convert_model, example_input)"
+    try:
+        import warnings
+        with torch.no_grad(), warnings.catch_warnings(), contextlib.redirect_stdout(sys.stderr):
+            warnings.simplefilter("ignore")
+            model = ov.convert_model(module, example_input=tuple(args) if not kwargs else (tuple(args), kwargs))
+    except Exception as ex:  # noqa: BLE001 - OpenVINO's documented alternative: the ONNX file
+        with torch.no_grad():
+            path, _ = _export_onnx(module, case, args, kwargs, workdir)
+        model = ov.convert_model(path)
+        source = "the ONNX file (converting the PyTorch module failed)"
+        e.caveats.append(f"ov.convert_model fails on the PyTorch module ({_one_line(ex)[:120]}); "
+                         "converted from the ONNX export")
+    core = ov.Core()
+    # Latency, one stream, one thread, and fp32 arithmetic: OpenVINO may otherwise pick
+    # bf16 on CPUs that have it, and every other executor here computes in fp32.
+    config = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1", "INFERENCE_NUM_THREADS": "1",
+              "INFERENCE_PRECISION_HINT": "f32"}
+    compiled = core.compile_model(model, "CPU", config)
+    request = compiled.create_infer_request()
+    inputs = [t.numpy() for t in _flat_tensors((args, kwargs))]
+    e.keep += [core, compiled, request]
+    # share_inputs: no copy of the inputs per call (a user with fixed input buffers).
+    e.fn = lambda: request.infer(inputs, share_inputs=True)
+    e.to_torch = lambda out: [torch.from_numpy(out[k].copy()) for k in compiled.outputs]
+    e.note = (f"openvino {ov.get_version().split('-')[0]}, converted from {source}; CPU, "
+              "PERFORMANCE_HINT=LATENCY, NUM_STREAMS=1, INFERENCE_NUM_THREADS=1, INFERENCE_PRECISION_HINT=f32")
+
+
+def inductor_mode():
+    """max-autotune-no-cudagraphs (benchmarks GEMM/conv choices at compile time) unless
+    BRISK_COMPARE_INDUCTOR_MODE says otherwise: --quick uses the default mode."""
+    return os.environ.get("BRISK_COMPARE_INDUCTOR_MODE", "max-autotune-no-cudagraphs")
+
+
+def build_inductor(e, zoo, case, args, kwargs, workdir):
+    import torch._inductor.config as inductor_config
+    module, _ = load_eager(zoo, case)
+    # Freezing folds the weights into the graph as constants (and lets Inductor
+    # prepack them for oneDNN/MKL), as torch's own CPU inference advice says.
+    inductor_config.freezing = True
+    mode = inductor_mode()
+    compiled = torch.compile(module, mode=None if mode == "default" else mode)
+    e.fn = lambda: compiled(*args, **kwargs)
+    from torch._dynamo.utils import counters
+    counters.clear()
+    with torch.no_grad():
+        e.fn()  # compiles: part of the build time a user pays
+    e.keep += [module, compiled]
+    e.note = f"torch.compile(mode={mode!r}), torch._inductor.config.freezing=True; run under torch.no_grad()"
+    e.caveats += _dynamo_caveats(module, counters)
+
+
+def _dynamo_caveats(module, counters):
+    """What TorchDynamo left to eager: a user's torch.compile gives exactly this."""
+    import torch._dynamo.config as dynamo_config
+    out = []
+    rnn = [type(m).__name__ for m in module.modules() if isinstance(m, torch.nn.RNNBase)]
+    if rnn and not getattr(dynamo_config, "allow_rnn", True):
+        out.append(f"TorchDynamo does not trace {rnn[0]} (torch._dynamo.config.allow_rnn=False): "
+                   "it runs in eager between compiled graphs")
+    graphs = counters["stats"].get("unique_graphs", 0)
+    breaks = sum(counters["graph_break"].values())
+    if graphs == 0:
+        out.append("TorchDynamo compiled no graph: the model runs in eager")
+    elif breaks:
+        reason = " ".join(str(next(iter(counters["graph_break"]))).split())[:160]
+        out.append(f"{breaks} graph break{'s' if breaks > 1 else ''}, {graphs} compiled graph"
+                   f"{'s' if graphs > 1 else ''} (first break: {reason})")
+    return out
+
+
+def build_aotinductor(e, zoo, case, args, kwargs, workdir):
+    module, _ = load_eager(zoo, case)
+    path = os.path.join(workdir, f"{case.model}.b{case.batch}.pt2")
+    configs = {"freezing": True, "max_autotune": inductor_mode() == "max-autotune-no-cudagraphs"}
+    if not os.path.exists(path):
+        with torch.no_grad():
+            program = torch.export.export(module, tuple(args), kwargs)
+            torch._inductor.aoti_compile_and_package(program, package_path=path, inductor_configs=configs)
+    runner = torch._inductor.aoti_load_package(path)
+    e.keep.append(runner)
+    e.fn = lambda: runner(*args, **kwargs)
+    e.note = (f"torch.export.export, then torch._inductor.aoti_compile_and_package(inductor_configs={configs}), "
+              "loaded with aoti_load_package")
+
+
+BUILDERS = {
+    "onnxruntime": build_onnxruntime,
+    "openvino": build_openvino,
+    "inductor": build_inductor,
+    "aotinductor": build_aotinductor,
+}
 
 
 # --- Comparing outputs ---------------------------------------------------------------
@@ -334,30 +593,55 @@ def percentile(xs, q):
     return xs[lo] + (xs[hi] - xs[lo]) * (pos - lo)
 
 
-def run_case(case, zoo, opts, log):
+def selected_executors(spec):
+    """--executors: a subset, in the table's order. The two references always run: eager
+    (outputs are checked against it) and the interpreter (ratios are to it)."""
+    if not spec:
+        return list(EXECUTORS)
+    want = {x.strip() for x in spec.split(",") if x.strip()}
+    unknown = sorted(want - set(EXECUTORS))
+    if unknown:
+        raise SystemExit(f"compare: unknown executor(s) {', '.join(unknown)} (known: {', '.join(EXECUTORS)})")
+    return [n for n in EXECUTORS if n in want or n in (OUTPUT_REFERENCE, REFERENCE)]
+
+
+def check_output(e, expected):
+    """Runs e once and compares its output with the reference's (other runtimes return
+    flat tensor lists: compared with the reference's tensors in the same order)."""
+    with e.grad_ctx():
+        got = e.fn()
+    if e.to_torch is not None:
+        return compare_outputs(e.to_torch(got), _flat_tensors(expected))
+    return compare_outputs(got, expected)
+
+
+def run_case(case, zoo, opts, log, workdir):
     args, kwargs = load_inputs(zoo, case)
-    execs = [make_executor(n, zoo, case, args, kwargs) for n in EXECUTORS]
+    execs = []
+    for n in opts.executor_list:
+        execs.append(make_executor(n, zoo, case, args, kwargs, workdir))
+        if execs[-1].fn is not None and n in OTHER_RUNTIMES:
+            log(f"  {n}: built in {execs[-1].load_s:.1f} s")
     by_name = {e.name: e for e in execs}
     ref = by_name[REFERENCE]
     if ref.fn is None:
         raise SystemExit(f"compare: the interpreter cannot load {case.model}: {ref.error}")
-    with torch.no_grad():
-        expected = ref.fn()
+    out_ref = by_name[OUTPUT_REFERENCE] if by_name[OUTPUT_REFERENCE].fn is not None else ref
+    with out_ref.grad_ctx():
+        expected = out_ref.fn()
     live = []
     for e in execs:
         if e.fn is None:
             log(f"  {e.name}: not available ({e.error})")
             continue
         try:
-            with e.grad_ctx():
-                got = e.fn()
+            e.agrees, e.max_abs_diff = check_output(e, expected)
         except Exception as ex:  # noqa: BLE001
-            e.error = f"{type(ex).__name__}: {str(ex).splitlines()[0] if str(ex) else ''}"
+            e.error = _one_line(ex)
             log(f"  {e.name}: fails on the inputs ({e.error})")
             continue
-        e.agrees, e.max_abs_diff = compare_outputs(got, expected)
         live.append(e)
-    if by_name["brisk"] in live:
+    if "brisk" in by_name and by_name["brisk"] in live:
         cpp = cpp_executor(by_name["brisk"], args, kwargs)
         execs.append(cpp)
         live.append(cpp)
@@ -381,6 +665,8 @@ def run_case(case, zoo, opts, log):
                                     load_s=round(e.load_s, 3))
         if e.note:
             d["source"] = e.note
+        if e.caveats:
+            d["caveats"] = e.caveats
         if e in live:
             ratios = [p / q for p, q in zip(e.round_p50, ref.round_p50)] if ref in live else []
             d.update(
@@ -397,11 +683,31 @@ def run_case(case, zoo, opts, log):
             )
         result["executors"][e.name] = d
 
-    if by_name["brisk"] in live:
+    result["output_reference"] = out_ref.name
+    result["best_other"] = best_other(result["executors"])
+    if "brisk" in by_name and by_name["brisk"] in live:
         result["brisk_stats"] = by_name["brisk"].keep[0].stats()
     del execs, live, by_name, ref
     gc.collect()
     return result
+
+
+def best_other(executors):
+    """The fastest executor other than brisk whose outputs agree (a runtime that computes
+    something else is not an alternative), and brisk's latency ratio to it: the median of
+    per-round ratios, like the ratios to the interpreter."""
+    cands = [(d["p50_us"], n) for n, d in executors.items()
+             if n in OTHERS and d["available"] and d.get("agrees")]
+    if not cands:
+        return None
+    p50, name = min(cands)
+    out = collections.OrderedDict(name=name, p50_us=p50)
+    b = executors.get("brisk", {})
+    if b.get("available"):
+        rounds = [x / y for x, y in zip(b["round_p50_us"], executors[name]["round_p50_us"])]
+        out["brisk_ratio_rounds"] = rounds
+        out["brisk_ratio"] = statistics.median(rounds)
+    return out
 
 
 # --- Memory (one process per executor) -----------------------------------------------
@@ -420,11 +726,11 @@ def _reset_peak():
         f.write("5")
 
 
-def memory_child(executor, cid, zoo, iters):
+def memory_child(executor, cid, zoo, iters, workdir):
     torch.set_num_threads(1)
     case = select_cases(cid, False)[0]
     args, kwargs = load_inputs(zoo, case)
-    e = make_executor(executor, zoo, case, args, kwargs)
+    e = make_executor(executor, zoo, case, args, kwargs, workdir)
     if e.fn is None:
         print(json.dumps({"error": e.error}))
         return
@@ -445,22 +751,34 @@ def memory_child(executor, cid, zoo, iters):
                       "peak_kib": max(first, steady), "end_kib": _status_kib("VmRSS") - base}))
 
 
-def measure_memory(case, zoo, opts, log):
+def _memory_env(malloc):
+    env = dict(os.environ)
+    env[MALLOC_ENV] = malloc
+    if malloc == MALLOC_DEFAULT:
+        env.pop("GLIBC_TUNABLES", None)
+    return env
+
+
+def measure_memory(case, zoo, opts, log, workdir):
+    """{malloc setting: {executor: peak}}: one process per executor and setting. The
+    work directory holds the ONNX files and AOTInductor packages the timing process
+    made, and Inductor's cache: the processes measure running, not building."""
     out = collections.OrderedDict()
-    for name in EXECUTORS:
-        cmd = [sys.executable, os.path.abspath(__file__), "--memory-child", name, "--models", case_id(case),
-               "--zoo", zoo, "--memory-iters", str(opts.memory_iters)]
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-            line = (p.stdout.strip().splitlines() or [""])[-1]
-            out[name] = json.loads(line) if p.returncode == 0 and line.startswith("{") else {
-                "error": f"exit {p.returncode}: {(p.stderr.strip().splitlines() or [''])[-1]}"}
-        except Exception as ex:  # noqa: BLE001
-            out[name] = {"error": f"{type(ex).__name__}: {ex}"}
-        if "peak_kib" in out[name]:
-            log(f"  memory {name}: +{out[name]['peak_kib'] / 1024:.1f} MiB peak")
-        else:
-            log(f"  memory {name}: {out[name].get('error')}")
+    for malloc in (MALLOC_TUNED, MALLOC_DEFAULT):
+        per = out[malloc] = collections.OrderedDict()
+        for name in opts.executor_list:
+            cmd = [sys.executable, os.path.abspath(__file__), "--memory-child", name, "--models", case_id(case),
+                   "--zoo", zoo, "--memory-iters", str(opts.memory_iters), "--workdir", workdir]
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=_memory_env(malloc))
+                line = (p.stdout.strip().splitlines() or [""])[-1]
+                per[name] = json.loads(line) if p.returncode == 0 and line.startswith("{") else {
+                    "error": f"exit {p.returncode}: {(p.stderr.strip().splitlines() or [''])[-1]}"}
+            except Exception as ex:  # noqa: BLE001
+                per[name] = {"error": f"{type(ex).__name__}: {ex}"}
+        log(f"  memory ({malloc}): " + ", ".join(
+            f"{n} +{m['peak_kib'] / 1024:.1f} MiB" if "peak_kib" in m else f"{n} {m.get('error')}"
+            for n, m in per.items()))
     return out
 
 
@@ -520,6 +838,19 @@ def settings_info():
     return s
 
 
+def runtime_versions():
+    """Versions of the other runtimes ("not installed" when an import fails: their
+    executors then report the ImportError per case)."""
+    out = collections.OrderedDict(torch=torch.__version__)
+    for name in ("onnxruntime", "openvino", "onnx", "onnxscript"):
+        try:
+            mod = __import__(name)
+            out[name] = getattr(mod, "__version__", "?")
+        except Exception as ex:  # noqa: BLE001
+            out[name] = f"not installed ({type(ex).__name__})"
+    return out
+
+
 def _loadavg():
     with contextlib.suppress(OSError), open("/proc/loadavg") as f:
         return " ".join(f.read().split()[:3])
@@ -537,13 +868,86 @@ def git_describe(workspace):
 
 # --- Reports -------------------------------------------------------------------------
 
+def _fmt_s(x):
+    return f"{x:.2f}" if x < 10 else f"{x:.0f}"
+
+
 def _fmt_us(x):
     return "—" if x is None else (f"{x:.0f}" if x >= 100 else f"{x:.1f}")
 
 
+DESCRIPTIONS = collections.OrderedDict([
+    ("eager", "the model's Python source (tools/zoo/models.py, weights from the .pt) under "
+              "`torch.inference_mode()`"),
+    ("interpreter", "the TorchScript interpreter on `torch.jit.freeze(module)`"),
+    ("interpreter_ofi", "the interpreter on `torch.jit.optimize_for_inference(module)`"),
+    ("static_runtime", "`torch._C._jit_to_static_module(frozen._c)`, called with the GIL released "
+                       "(tools/bench/sr_shim.cc)"),
+    ("onnxruntime", "`torch.onnx.export` of the eager module (the default, torch.export-based exporter; "
+                    "the TorchScript-based one where that fails), `onnxruntime.InferenceSession` on the "
+                    "CPUExecutionProvider with `ORT_ENABLE_ALL`, `intra_op_num_threads=1`, "
+                    "`inter_op_num_threads=1`, `ORT_SEQUENTIAL`; fed numpy views of the input tensors"),
+    ("openvino", "`openvino.convert_model(module, example_input=...)` (the ONNX file where that fails), "
+                 "`compile_model` on CPU with `PERFORMANCE_HINT=LATENCY`, `NUM_STREAMS=1`, "
+                 "`INFERENCE_NUM_THREADS=1`, `INFERENCE_PRECISION_HINT=f32` (fp32 like every other "
+                 "executor); one infer request, `share_inputs=True`"),
+    ("inductor", "`torch.compile(module, mode=MODE)` with `torch._inductor.config.freezing=True`, under "
+                 "`torch.no_grad()`; the build time includes the first call, where it compiles"),
+    ("aotinductor", "`torch.export.export`, `torch._inductor.aoti_compile_and_package` with "
+                    "`inductor_configs={freezing: True, max_autotune: MAX}`, loaded with "
+                    "`torch._inductor.aoti_load_package`"),
+    ("brisk", "the brisk binding (`brisk.load`, default options)"),
+])
+
+
+def _shown_executors(selected):
+    """The table's columns: the selected executors, and brisk's C++ loop with brisk."""
+    return [n for n in TIMED if n in selected or (n == "brisk_cpp" and "brisk" in selected)]
+
+
+def _footnotes():
+    """Numbers footnotes in order of first use; the same text keeps its number."""
+    notes = collections.OrderedDict()
+
+    def mark(text):
+        if text not in notes:
+            notes[text] = len(notes) + 1
+        return f"[{notes[text]}]"
+    return notes, mark
+
+
+def _latency_cell(e, mark):
+    if not e["available"]:
+        return "n/a" + (mark(f"{e['label']}: {e['error']}") if e.get("error") else "")
+    ratio = e.get("ratio")
+    cell = f"{_fmt_us(e['p50_us'])} ({ratio:.2f})" if ratio is not None else _fmt_us(e["p50_us"])
+    return cell + "".join(mark(f"{e['label']}: {c}") for c in e.get("caveats", []))
+
+
+def _agreement(r):
+    bad = []
+    for n in EXECUTORS:
+        e = r["executors"].get(n)
+        if e is None or not e["available"]:
+            continue
+        if not e["agrees"]:
+            bad.append(f"{n} differs (max {e['max_abs_diff']:.3g})" if e["max_abs_diff"] is not None
+                       else f"{n} differs (structure)")
+    return "yes" if not bad else "; ".join(bad)
+
+
+def _best_cells(r):
+    b = r.get("best_other")
+    if not b:
+        return ["—", "—"]
+    ratio = f"{b['brisk_ratio']:.2f}" if "brisk_ratio" in b else "—"
+    return [f"{LABELS[b['name']]} ({_fmt_us(b['p50_us'])})", ratio]
+
+
 def markdown(report):
     m, s, o = report["machine"], report["settings"], report["options"]
-    lines = [f"# brisk vs PyTorch on CPU — {report['date']}{' (quick)' if o['quick'] else ''}", ""]
+    shown = _shown_executors(o.get("executors", EXECUTORS))
+    lines = [f"# brisk vs PyTorch and other CPU runtimes — {report['date']}{' (quick)' if o['quick'] else ''}", ""]
     lines.append(f"Command: `bazel run //tools/bench:compare{' -- ' + ' '.join(o['argv']) if o['argv'] else ''}` "
                  f"(brisk at git {report['git']}).")
     lines.append("")
@@ -552,6 +956,9 @@ def markdown(report):
                  f"PyTorch {m['torch']} from PyPI ({', '.join(f'{k} {v}' for k, v in m.get('kernels', {}).items())}), "
                  f"Python {m['python']}.")
     lines.append("")
+    if report.get("versions"):
+        lines.append("Runtimes: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items()) + ".")
+        lines.append("")
     lines.append("Settings: " + ", ".join(f"{k}={v}" for k, v in s.items()) + ".")
     lines.append("")
     lines.append(f"Load average (1/5/15 min) at start: {report.get('loadavg_start', '?')}, "
@@ -560,61 +967,96 @@ def markdown(report):
     lines.append(f"Method: {o['rounds']} rounds; each round times a ~{o['seconds'] * 1e3:.0f} ms block per executor "
                  "(at least "
                  f"{o['min_iters']} inferences) in an order that rotates every round, after warm-up; all executors "
-                 "are called from Python in one process (eager under `torch.inference_mode()`, the others under "
-                 "`torch.no_grad()`). Outputs are checked against the interpreter's "
+                 "run in one process, on one thread each, and are called from Python on the same input tensors. "
+                 "Outputs are checked against eager PyTorch's "
                  f"(allclose rtol={RTOL:g}, atol={ATOL:g}) before timing. Random weights.")
+    lines.append("")
+    mode = o.get("inductor_mode", "max-autotune-no-cudagraphs")
+    lines.append("Executors:")
+    lines.append("")
+    for n in shown:
+        if n in DESCRIPTIONS:
+            text = DESCRIPTIONS[n].replace("MODE", repr(mode)).replace(
+                "MAX", str(mode == "max-autotune-no-cudagraphs"))
+            lines.append(f"- *{LABELS[n]}*: {text}.")
+    lines.append("- NativeRT (torch's C++ runtime for PT2 programs) has no column: brisk's own PT2 path "
+                 "(issue 16) does not exist yet.")
     lines.append("")
     lines.append("## Latency")
     lines.append("")
     lines.append("Median µs per inference; in parentheses, the median of per-round ratios to the interpreter's "
                  "latency (below 1 = faster than the interpreter). *brisk, C++ loop*: the same brisk Module timed by "
-                 "`Module.benchmark` in the same rotation (no Python call per inference).")
+                 "`Module.benchmark` in the same rotation (no Python call per inference). *best other runtime*: the "
+                 "fastest executor other than brisk whose outputs agree; *brisk / best other*: the median of "
+                 "per-round ratios of brisk's (Python-called) latency to it (below 1 = brisk leads). [n]: notes below "
+                 "the table.")
     lines.append("")
-    head = ["model", "batch"] + [LABELS[n] for n in TIMED] + ["outputs agree"]
+    notes, mark = _footnotes()
+    head = ["model", "batch"] + [LABELS[n] for n in shown] + ["best other runtime (µs)", "brisk / best other",
+                                                               "outputs agree"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
-    unavailable = []
     for r in report["results"]:
         row = [r["model"], str(r["batch"])]
-        bad = []
-        for n in TIMED:
-            e = r["executors"].get(n, {"available": False})
-            if not e["available"]:
-                row.append("n/a")
-                bad.append(f"{n}: n/a")
-                if e.get("error"):
-                    unavailable.append(f"- {r['model']} b{r['batch']}, {LABELS[n]}: {e['error']}")
-                continue
-            ratio = e.get("ratio")
-            row.append(f"{_fmt_us(e['p50_us'])} ({ratio:.2f})" if ratio is not None else _fmt_us(e["p50_us"]))
-            if not e["agrees"] and n in EXECUTORS:
-                bad.append(f"{n} differs (max {e['max_abs_diff']})" if e["max_abs_diff"] is not None
-                           else f"{n} differs (structure)")
-        row.append("yes" if not bad else "; ".join(bad))
+        for n in shown:
+            row.append(_latency_cell(r["executors"].get(n, {"available": False, "label": LABELS[n]}), mark))
+        row += _best_cells(r) + [_agreement(r)]
         lines.append("| " + " | ".join(row) + " |")
-    if unavailable:
-        lines += ["", "n/a: the executor could not run the case. Its error:", ""] + unavailable
+    if notes:
+        lines += [""] + [f"[{k}] {text}" + ("" if text.endswith(".") else ".") + "  " for text, k in notes.items()]
+    lines += ["", "## Build time", ""]
+    lines.append("Seconds from the .pt (or the model's source) to a callable, in the timing process: loading, "
+                 "freezing, exporting, converting, compiling, and for Inductor its first call (where it compiles); "
+                 "Inductor's cache starts empty.")
+    lines.append("")
+    built = [n for n in shown if n != "brisk_cpp"]
+    head = ["model", "batch"] + [LABELS[n] for n in built]
+    lines.append("| " + " | ".join(head) + " |")
+    lines.append("|" + "---|" * len(head))
+    for r in report["results"]:
+        row = [r["model"], str(r["batch"])]
+        for n in built:
+            e = r["executors"].get(n)
+            row.append("—" if e is None else _fmt_s(e["load_s"]) + ("" if e["available"] else " (failed)"))
+        lines.append("| " + " | ".join(row) + " |")
     if any("memory" in r for r in report["results"]):
         lines += ["", "## Peak memory", ""]
-        lines.append(f"Peak RSS increase over the loaded model, MiB: one process per executor loads the model and "
-                     f"inputs, resets the peak (`echo 5 > /proc/self/clear_refs`), runs {o['memory_iters']} "
-                     "inferences and reads VmHWM.")
-        lines.append("")
-        head = ["model", "batch"] + [LABELS[n] for n in EXECUTORS]
-        lines.append("| " + " | ".join(head) + " |")
-        lines.append("|" + "---|" * len(head))
-        for r in report["results"]:
-            if "memory" not in r:
-                continue
-            row = [r["model"], str(r["batch"])]
-            for n in EXECUTORS:
-                mm = r["memory"].get(n, {})
-                row.append(f"+{mm['peak_kib'] / 1024:.1f}" if "peak_kib" in mm else "n/a")
-            lines.append("| " + " | ".join(row) + " |")
+        lines.append(f"Peak RSS increase over the loaded model, MiB: one process per executor loads (and builds) the "
+                     f"model and inputs, resets the peak (`echo 5 > /proc/self/clear_refs`), runs {o['memory_iters']} "
+                     "inferences and reads VmHWM. Measured twice: with the timing's fixed glibc tunables, and with "
+                     "glibc's default malloc (other runtimes' arenas behave differently from PyTorch's allocator "
+                     "under the tunables). The processes reuse the timing process's ONNX files, AOTInductor packages "
+                     "and Inductor cache.")
+        for malloc, title in ((MALLOC_TUNED, f"GLIBC_TUNABLES={SETTINGS_ENV['GLIBC_TUNABLES']}"),
+                              (MALLOC_DEFAULT, "glibc's default malloc (GLIBC_TUNABLES unset)")):
+            lines += ["", f"### {title}", ""]
+            head = ["model", "batch"] + [LABELS[n] for n in built]
+            lines.append("| " + " | ".join(head) + " |")
+            lines.append("|" + "---|" * len(head))
+            for r in report["results"]:
+                per = r.get("memory", {}).get(malloc)
+                if per is None:
+                    continue
+                row = [r["model"], str(r["batch"])]
+                for n in built:
+                    mm = per.get(n, {})
+                    row.append(f"+{mm['peak_kib'] / 1024:.1f}" if "peak_kib" in mm else "n/a")
+                lines.append("| " + " | ".join(row) + " |")
     if report.get("chart"):
-        lines += ["", f"![latency and memory per executor]({report['chart']})"]
+        lines += ["", f"![latency relative to the best other runtime, and memory]({report['chart']})"]
     lines.append("")
     return "\n".join(lines)
+
+
+COLORS = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a868",
+          "static_runtime": "#c44e52", "onnxruntime": "#8172b3", "openvino": "#64b5cd",
+          "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a"}
+
+
+def _headroom(ax):
+    """Room above the tallest bar (log axis) for the legend, which would hide it."""
+    lo, hi = ax.get_ylim()
+    ax.set_ylim(lo, hi * (hi / lo) ** 0.45)
 
 
 def chart(report, path):
@@ -624,47 +1066,51 @@ def chart(report, path):
 
     results = report["results"]
     labels = [f"{r['model']}\nb{r['batch']}" for r in results]
-    shown = [n for n in TIMED if n != REFERENCE]
+    shown = _shown_executors(report["options"].get("executors", EXECUTORS))
     has_mem = any("memory" in r for r in results)
-    fig, axes = plt.subplots(2 if has_mem else 1, 1, figsize=(max(8, 1.15 * len(results) + 2), 9 if has_mem else 4.8),
+    fig, axes = plt.subplots(2 if has_mem else 1, 1, figsize=(max(9, 1.3 * len(results) + 2), 10 if has_mem else 5),
                              squeeze=False)
-    colors = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a868",
-              "static_runtime": "#c44e52", "brisk": "#dd8452", "brisk_cpp": "#f0b27a"}
-    width = 0.8 / len(shown)
+    width = 0.84 / len(shown)
     ax = axes[0][0]
     for i, n in enumerate(shown):
         xs, ys = [], []
         for j, r in enumerate(results):
             e = r["executors"].get(n, {"available": False})
-            if e["available"] and e.get("ratio") is not None:
-                xs.append(j - 0.4 + width * (i + 0.5))
-                ys.append(e["ratio"])
-        ax.bar(xs, ys, width, label=LABELS[n], color=colors[n])
-    ax.axhline(1.0, color=colors[REFERENCE], linewidth=1.2, label=LABELS[REFERENCE] + " = 1")
+            b = r.get("best_other")
+            if e["available"] and b:
+                xs.append(j - 0.42 + width * (i + 0.5))
+                ys.append(e["p50_us"] / b["p50_us"])
+        ax.bar(xs, ys, width, label=LABELS[n], color=COLORS[n],
+               edgecolor="black" if n == "brisk" else None, linewidth=0.8 if n == "brisk" else 0)
+    ax.axhline(1.0, color="black", linewidth=1.0, label="best other runtime = 1")
+    ax.set_yscale("log")
+    _headroom(ax)
     ax.set_xticks(range(len(results)))
     ax.set_xticklabels(labels, fontsize=8)
-    ax.set_ylabel("latency / interpreter latency\n(lower is faster)")
-    ax.set_title(f"Latency relative to the TorchScript interpreter — {report['machine']['cpu']}, 1 thread, "
+    ax.set_ylabel("latency / best other runtime's\n(log; brisk below 1 = brisk leads)")
+    ax.set_title(f"Latency relative to the fastest runtime other than brisk — {report['machine']['cpu']}, 1 thread, "
                  f"{report['date']}", fontsize=10)
-    ax.legend(fontsize=8, ncol=3)
-    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=7, ncol=5)
+    ax.grid(axis="y", alpha=0.3, which="both")
     if has_mem:
         ax = axes[1][0]
-        width = 0.8 / len(EXECUTORS)
-        for i, n in enumerate(EXECUTORS):
+        built = [n for n in shown if n != "brisk_cpp"]
+        width = 0.84 / len(built)
+        for i, n in enumerate(built):
             xs, ys = [], []
             for j, r in enumerate(results):
-                mm = r.get("memory", {}).get(n, {})
+                mm = r.get("memory", {}).get(MALLOC_TUNED, {}).get(n, {})
                 if "peak_kib" in mm:
-                    xs.append(j - 0.4 + width * (i + 0.5))
+                    xs.append(j - 0.42 + width * (i + 0.5))
                     ys.append(max(mm["peak_kib"] / 1024, 0.05))  # log axis: show ~0 as a stub
-            ax.bar(xs, ys, width, label=LABELS[n], color=colors[n])
+            ax.bar(xs, ys, width, label=LABELS[n], color=COLORS[n])
         ax.set_yscale("log")
+        _headroom(ax)
         ax.set_xticks(range(len(results)))
         ax.set_xticklabels(labels, fontsize=8)
         ax.set_ylabel("peak RSS increase over\nthe loaded model (MiB, log)")
-        ax.set_title("Peak memory per executor (separate process each)", fontsize=10)
-        ax.legend(fontsize=8, ncol=3)
+        ax.set_title("Peak memory per executor (separate process each, fixed glibc tunables)", fontsize=10)
+        ax.legend(fontsize=7, ncol=5)
         ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -695,8 +1141,19 @@ def parse_args(argv):
     p.add_argument("--memory-iters", type=int, default=None, help="inferences per memory process (default 5)")
     p.add_argument("--zoo", default=None, help="directory with the zoo's .pt files (default: from runfiles)")
     p.add_argument("--out", default=None, help="output directory (default: <workspace>/results)")
+    p.add_argument("--executors", default="",
+                   help=f"comma-separated subset of {','.join(EXECUTORS)} (default: all; eager and the "
+                        "interpreter always run: they are the references)")
+    p.add_argument("--inductor-mode", default=None, choices=["max-autotune-no-cudagraphs", "default"],
+                   help="torch.compile mode for Inductor, and max_autotune for AOTInductor "
+                        "(default: max-autotune-no-cudagraphs; --quick: default)")
     p.add_argument("--memory-child", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    a.executor_list = selected_executors(a.executors)
+    # --quick is CI's: max-autotune benchmarks every GEMM/conv choice at compile time
+    # (tens of seconds per model even for the MLP); the default mode compiles in seconds.
+    a.inductor_mode = a.inductor_mode or ("default" if a.quick else "max-autotune-no-cudagraphs")
     a.rounds = a.rounds if a.rounds is not None else (1 if a.quick else 7)
     a.seconds = a.seconds if a.seconds is not None else (0.03 if a.quick else 0.2)
     a.memory_iters = a.memory_iters if a.memory_iters is not None else (2 if a.quick else 5)
@@ -725,11 +1182,19 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     opts = parse_args(argv)
     zoo = os.path.abspath(opts.zoo) if opts.zoo else default_zoo()
+    # The memory processes inherit the parent's mode (and get its work directory as --workdir).
     if opts.memory_child:
-        memory_child(opts.memory_child, opts.models, zoo, opts.memory_iters)
+        os.environ.setdefault("BRISK_COMPARE_INDUCTOR_MODE", opts.inductor_mode)
+    else:
+        os.environ["BRISK_COMPARE_INDUCTOR_MODE"] = opts.inductor_mode
+    if opts.memory_child:
+        memory_child(opts.memory_child, opts.models, zoo, opts.memory_iters, opts.workdir)
         return 0
     torch.set_num_threads(1)
     cases = select_cases(opts.models, opts.quick)
+    workdir = tempfile.mkdtemp(prefix="brisk-compare-")
+    # A fresh Inductor cache: the build times in the table are what a first compile costs.
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(workdir, "inductor-cache")
 
     def log(msg):
         print(msg, flush=True)
@@ -740,7 +1205,8 @@ def main(argv=None):
     report["machine"] = machine_info()
     report["settings"] = settings_info()
     report["options"] = collections.OrderedDict(
-        argv=_shown_argv(argv), zoo=zoo, quick=opts.quick, rounds=opts.rounds, seconds=opts.seconds, min_iters=opts.min_iters,
+        argv=_shown_argv(argv), zoo=zoo, quick=opts.quick, executors=opts.executor_list,
+        inductor_mode=opts.inductor_mode, rounds=opts.rounds, seconds=opts.seconds, min_iters=opts.min_iters,
         memory_iters=opts.memory_iters, rtol=RTOL, atol=ATOL)
     log("machine: " + ", ".join(f"{k}={v}" for k, v in report["machine"].items()))
     log("settings: " + " ".join(f"{k}={v}" for k, v in report["settings"].items()))
@@ -748,24 +1214,31 @@ def main(argv=None):
 
     report["loadavg_start"] = _loadavg()
     report["results"] = []
+    report["versions"] = runtime_versions()
+    log("runtimes: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items()))
     for case in cases:
         t0 = time.perf_counter()
         log(f"{case_id(case)}:")
-        r = run_case(case, zoo, opts, log)
+        r = run_case(case, zoo, opts, log, workdir)
         for n in TIMED:
             e = r["executors"].get(n, {"available": False})
-            if e["available"]:
+            if e["available"] and e["max_abs_diff"] is None:
+                log(f"  {n:16s} p50 {_fmt_us(e['p50_us']):>8s} us  output structure differs")
+            elif e["available"]:
                 ratio = "—" if e["ratio"] is None else f"{e['ratio']:.3f}"
                 log(f"  {n:16s} p50 {_fmt_us(e['p50_us']):>8s} us  x{ratio} vs interpreter  "
-                    f"agrees={e['agrees']} (max diff {e['max_abs_diff']:.3g})" if e["max_abs_diff"] is not None
-                    else f"  {n:16s} p50 {_fmt_us(e['p50_us']):>8s} us  x{ratio}  output structure differs")
+                    f"agrees={e['agrees']} (max diff {e['max_abs_diff']:.3g})")
+        b = r["best_other"]
+        if b and "brisk_ratio" in b:
+            log(f"  best other runtime: {b['name']} ({_fmt_us(b['p50_us'])} us); brisk / it = {b['brisk_ratio']:.3f}")
         if not opts.no_memory:
-            r["memory"] = measure_memory(case, zoo, opts, log)
+            r["memory"] = measure_memory(case, zoo, opts, log, workdir)
         log(f"  ({time.perf_counter() - t0:.1f} s)")
         report["results"].append(r)
 
     # Other processes on the machine share its CPUs: the load is part of the record.
     report["loadavg_end"] = _loadavg()
+    shutil.rmtree(workdir, ignore_errors=True)
     out = os.path.abspath(opts.out) if opts.out else os.path.join(workspace_dir(), "results")
     os.makedirs(out, exist_ok=True)
     stem = f"compare-{report['date']}{'-quick' if opts.quick else ''}"
