@@ -1,6 +1,7 @@
 #include "core/frontend.h"
 
 #include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/frontend/error_report.h>
 #include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/ir/irparser.h>
@@ -124,6 +125,16 @@ void checkReadable(const std::string& path) {
   if (!f) throw Error(Error::Where{path, "", ""}, std::string("cannot open file: ") + std::strerror(errno));
 }
 
+// Why `path` does not load, from a second load that skips its .debug_pkl records.
+std::string reloadWithoutDebugInfo(const std::string& path) {
+  try {
+    jit::load(path, std::nullopt, /*load_debug_files=*/false);
+  } catch (const std::exception& e) {
+    return describeException(e);
+  }
+  return "its debug records (.debug_pkl) are damaged";
+}
+
 struct JitKeepalive {
   jit::Module module;
   std::shared_ptr<jit::Graph> graph;
@@ -137,6 +148,12 @@ FrontendResult loadTorchScript(const std::string& path, const Options& options) 
   auto keep = std::make_shared<JitKeepalive>();
   try {
     keep->module = jit::load(path);
+  } catch (const jit::ErrorReport&) {
+    // Never read this report: its noexcept what() unpickles the archive's .debug_pkl
+    // records lazily, and a damaged one is std::terminate (found by the fuzzer). The same
+    // load without debug records fails with a report that is safe to read.
+    throw Error(Error::Where{path, "", ""},
+                "not a loadable TorchScript archive (torch.jit.save output expected): " + reloadWithoutDebugInfo(path));
   } catch (const std::exception& e) {
     throw Error(Error::Where{path, "", ""},
                 "not a loadable TorchScript archive (torch.jit.save output expected): " +
