@@ -16,6 +16,7 @@
 #include <ATen/ATen.h>
 
 #include <array>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -113,15 +114,30 @@ std::string describe(const char* op, bool packed, const ParamsArg& params) {
          (params.isConstant() ? "weights gathered at load)" : "weights read per run)");
 }
 
-std::unique_ptr<Kernel> lstm(KernelBuildContext& b, bool packed) {
-  const Node& n = b.node();
-  if (n.inputs().size() != 9 || n.outputs().size() != 3) return nullptr;
+// What both recurrent kernels read at load: where hx sits, the weights and the flags.
+struct RnnArgs {
+  size_t hx_index;
+  ParamsArg params;
+  RnnFlags f;
+  std::string what;
+};
+
+// Null unless the node has the overload's 9 inputs and `outputs` outputs.
+std::optional<RnnArgs> rnnArgs(const Node& n, bool packed, size_t outputs, const char* op, const char* call) {
+  if (n.inputs().size() != 9 || n.outputs().size() != outputs) return std::nullopt;
   const size_t hx_index = packed ? 2 : 1;
   ParamsArg params(n, hx_index + 1);
-  RnnFlags f(n, hx_index + 2, packed, "aten::lstm");
-  std::string what = describe("at::lstm", packed, params);
+  RnnFlags f(n, hx_index + 2, packed, op);
+  std::string what = describe(call, packed, params);
+  return RnnArgs{hx_index, std::move(params), f, std::move(what)};
+}
+
+std::unique_ptr<Kernel> lstm(KernelBuildContext& b, bool packed) {
+  std::optional<RnnArgs> args = rnnArgs(b.node(), packed, 3, "aten::lstm", "at::lstm");
+  if (!args) return nullptr;
+  std::string what = args->what;
   return lambda(
-      [params = std::move(params), f, hx_index](KernelContext& ctx) {
+      [params = std::move(args->params), f = args->f, hx_index = args->hx_index](KernelContext& ctx) {
         f.checkEval(ctx, "aten::lstm");
         // hx is (h0, c0): copied to a stack array (ATen wants contiguous Tensors, the
         // list holds IValues); anything but two tensors goes to ATen as is, for its error.
@@ -155,14 +171,11 @@ std::unique_ptr<Kernel> lstm(KernelBuildContext& b, bool packed) {
 // aten::gru.data(data, batch_sizes, hx, Tensor[] params, has_biases, num_layers,
 // dropout, train, bidirectional) -> (output, h_n)
 std::unique_ptr<Kernel> gru(KernelBuildContext& b, bool packed) {
-  const Node& n = b.node();
-  if (n.inputs().size() != 9 || n.outputs().size() != 2) return nullptr;
-  const size_t hx_index = packed ? 2 : 1;
-  ParamsArg params(n, hx_index + 1);
-  RnnFlags f(n, hx_index + 2, packed, "aten::gru");
-  std::string what = describe("at::gru", packed, params);
+  std::optional<RnnArgs> args = rnnArgs(b.node(), packed, 2, "aten::gru", "at::gru");
+  if (!args) return nullptr;
+  std::string what = args->what;
   return lambda(
-      [params = std::move(params), f, hx_index](KernelContext& ctx) {
+      [params = std::move(args->params), f = args->f, hx_index = args->hx_index](KernelContext& ctx) {
         f.checkEval(ctx, "aten::gru");
         std::vector<at::Tensor> scratch;
         const at::TensorList p = params.get(ctx, scratch);

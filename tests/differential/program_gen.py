@@ -656,6 +656,14 @@ class Generator:
         return lines, tmp
 
     def t_for(self, scope):
+        return self._carrying_loop(scope, is_while=False)
+
+    def t_while(self, scope):
+        return self._carrying_loop(scope, is_while=True)
+
+    def _carrying_loop(self, scope, is_while):
+        """A for or while loop whose body assigns one new value to several carried
+        variables; a for loop may also continue/break on its second trip."""
         a, targets = self.carried(scope, allow_fresh=False)
         if not targets:
             return None
@@ -666,33 +674,19 @@ class Generator:
         for t in targets:
             inner.add(t.copy(noinplace=True))
         body = []
-        if self.rng.random() < 0.2:
+        if not is_while and self.rng.random() < 0.2:
             body.append(Compound([(f"if {i} == 1:", [Line(self.rng.choice(["continue", "break"]))])]))
         body += self.block(inner, self.rng.randint(0, 2))
         upd, tmp = self.loop_updates(inner, targets, a, i)
         body += upd
+        if is_while:
+            body.append(Line(f"{i} += 1", keep=True))
         st = union(*([t.storage for t in targets] + [tmp.storage]))
         for t in targets:
             scope.add(V(t.name, "T", shape=a.shape, storage=st, overlapping=any(x.overlapping for x in targets)))
+        if is_while:
+            return [Line(f"{i} = 0"), Compound([(f"while {i} < {bound}:", body)])]
         return Compound([(f"for {i} in range({bound}):", body)])
-
-    def t_while(self, scope):
-        a, targets = self.carried(scope, allow_fresh=False)
-        if not targets:
-            return None
-        i, bound = self.loop_header(scope)
-        inner = scope.child()
-        inner.loop_vars.append(i)
-        inner.add(V(i, "int"))
-        for t in targets:
-            inner.add(t.copy(noinplace=True))
-        body = self.block(inner, self.rng.randint(0, 2))
-        upd, tmp = self.loop_updates(inner, targets, a, i)
-        body += upd + [Line(f"{i} += 1", keep=True)]
-        st = union(*([t.storage for t in targets] + [tmp.storage]))
-        for t in targets:
-            scope.add(V(t.name, "T", shape=a.shape, storage=st, overlapping=any(x.overlapping for x in targets)))
-        return [Line(f"{i} = 0"), Compound([(f"while {i} < {bound}:", body)])]
 
     def t_loop_tuple(self, scope):
         """A loop that carries a tuple holding one tensor twice: (x, x)."""
