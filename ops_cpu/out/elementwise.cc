@@ -12,42 +12,12 @@
 #include <ATen/ops/masked_fill_native.h>
 
 #include "ops_cpu/out/common.h"
+#include "ops_cpu/out/operand.h"
 
 namespace brisk::ops_cpu::out {
 namespace {
 
 using MaybeOwnedTensor = c10::MaybeOwned<at::Tensor>;
-
-// The second operand: a tensor input, or a Scalar input wrapped as a 0-dim tensor.
-struct Operand {
-  bool is_scalar = false;
-  bool is_const = false;
-  size_t index = 0;
-  at::Tensor wrapped;
-
-  MaybeOwnedTensor get(const KernelContext& ctx) const {
-    if (!is_scalar) return MaybeOwnedTensor::borrowed(ctx.tensor(index));
-    if (is_const) return MaybeOwnedTensor::borrowed(wrapped);
-    return MaybeOwnedTensor::owned(at::native::wrapped_scalar_tensor(ctx.input(index).toScalar()));
-  }
-};
-
-Operand tensorOperand(size_t i) {
-  Operand o;
-  o.index = i;
-  return o;
-}
-
-Operand scalarOperand(KernelBuildContext& b, size_t i) {
-  Operand o;
-  o.is_scalar = true;
-  o.index = i;
-  if (auto s = constScalar(b, i)) {
-    o.is_const = true;
-    o.wrapped = at::native::wrapped_scalar_tensor(*s);
-  }
-  return o;
-}
 
 enum class Promo { kResult, kTrueDiv, kBool };
 

@@ -18,44 +18,22 @@
 // number" tensor, precomputed when constant), so type promotion matches. Other tensors
 // take the dispatcher's in-place op.
 #include <ATen/CPUFunctions.h>
-#include <ATen/ScalarOps.h>
 
 #include "ops_cpu/out/common.h"
+#include "ops_cpu/out/operand.h"
 
 namespace brisk::ops_cpu::out {
 namespace {
 
 using MaybeOwnedTensor = c10::MaybeOwned<at::Tensor>;
 
-// `other`: a tensor input, or a Scalar input wrapped as a 0-dim tensor.
-struct Other {
-  bool is_scalar = false;
-  bool is_const = false;
-  size_t index = 1;
-  at::Tensor wrapped;
-
-  MaybeOwnedTensor get(const KernelContext& ctx) const {
-    if (!is_scalar) return MaybeOwnedTensor::borrowed(ctx.tensor(index));
-    if (is_const) return MaybeOwnedTensor::borrowed(wrapped);
-    return MaybeOwnedTensor::owned(at::native::wrapped_scalar_tensor(ctx.input(index).toScalar()));
-  }
-};
-
-Other otherArg(KernelBuildContext& b, bool scalar) {
-  Other o;
-  o.is_scalar = scalar;
-  if (scalar)
-    if (auto s = constScalar(b, 1)) {
-      o.is_const = true;
-      o.wrapped = at::native::wrapped_scalar_tensor(*s);
-    }
-  return o;
-}
+// `other` (input 1): a tensor, or a Scalar wrapped as ATen wraps it.
+Operand otherArg(KernelBuildContext& b, bool scalar) { return scalar ? scalarOperand(b, 1) : tensorOperand(1); }
 
 // fast(self, other) runs the at::cpu in-place kernel; generic(self, other) the
 // dispatcher's op. Both mutate `self`; output 0 is `self` itself.
 template <class Fast, class Generic>
-std::unique_ptr<Kernel> inPlaceKernel(std::string desc, Other other, Fast fast, Generic generic) {
+std::unique_ptr<Kernel> inPlaceKernel(std::string desc, Operand other, Fast fast, Generic generic) {
   return makeKernel(
       std::move(desc),
       [other = std::move(other), fast, generic](KernelContext& ctx) {
