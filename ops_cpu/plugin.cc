@@ -1,7 +1,7 @@
 // libbrisk_ops_cpu.so: brisk's CPU operator library, loaded through the plugin
-// registries. Out-variant kernels (ops_cpu/out/) write into reusable outputs; native
+// registries. Out-variant kernels (ops_cpu/out_variant/) write into reusable outputs; native
 // kernels (ops_cpu/native/) cover views, list and scalar ops without the dispatcher.
-#include "core/plugin.h"
+#include "core/kernels/plugin.h"
 #include "ops_cpu/registration.h"
 
 BRISK_PLUGIN(registrar) {

@@ -1,5 +1,5 @@
 #pragma once
-#include "core/plugin.h"
+#include "core/kernels/plugin.h"
 
 namespace brisk::ops_cpu {
 

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/module.h"
-#include "core/option_ranges.h"
-#include "core/profiler.h"
-#include "core/run_options.h"
+#include "core/common/error.h"
+#include "core/executor/module.h"
+#include "core/common/option_ranges.h"
+#include "core/executor/profiler.h"
+#include "core/executor/run_options.h"
 #include "python/py_convert.h"
 #include "tools/cli/profile_report.h"
 
@@ -39,7 +39,7 @@ bool asBool(const std::string& key, const py::handle& v) {
   return v.cast<bool>();
 }
 
-// An int within the option's range (core/option_ranges.h); Python ints beyond int64
+// An int within the option's range (core/common/option_ranges.h); Python ints beyond int64
 // are out of range too, not a cast error.
 int64_t asInt(const py::handle& v, const IntRange& range) {
   const std::string key = range.option;
@@ -72,7 +72,7 @@ const char* const kOptionNames =
     "plan_kernel_scratch, small_gemm, max_runtimes, runtime_idle_ms, max_parallel_ops, "
     "intra_op_threads, inter_op_threads";
 
-// One keyword per brisk::Options field (core/options.h), same names.
+// One keyword per brisk::Options field (core/common/options.h), same names.
 Options toOptions(const py::dict& kwargs) {
   Options o;
   for (const auto& [k, v] : kwargs) {

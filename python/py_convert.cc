@@ -4,7 +4,7 @@
 // pull in most of torch/csrc and take ~10 s to compile).
 #include <torch/csrc/jit/python/pybind_utils.h>
 
-#include "core/error.h"
+#include "core/common/error.h"
 
 namespace brisk::python {
 namespace {

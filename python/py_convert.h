@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model_inputs.h"
-#include "core/signature.h"
+#include "core/frontend/model_inputs.h"
+#include "core/graph/signature.h"
 
 namespace brisk::python {
 

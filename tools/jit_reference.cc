@@ -4,7 +4,7 @@
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/serialization/import.h>
 
-#include "core/error.h"
+#include "core/common/error.h"
 
 namespace brisk {
 

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "core/model_inputs.h"
+#include "core/frontend/model_inputs.h"
 
 namespace brisk {
 

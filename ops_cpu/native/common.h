@@ -12,9 +12,9 @@
 #include <utility>
 #include <vector>
 
-#include "core/graph.h"
-#include "core/kernel_registry.h"
-#include "core/plugin.h"
+#include "core/graph/graph.h"
+#include "core/kernels/kernel_registry.h"
+#include "core/kernels/plugin.h"
 
 namespace brisk::ops_cpu::native {
 

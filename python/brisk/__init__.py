@@ -47,7 +47,7 @@ __all__ = ["Error", "Future", "Module", "load"]
 def load(path, **options):
     """Loads a TorchScript file (torch.jit.save output) into a brisk Module.
 
-    Keyword options are brisk::Options fields (core/options.h, README "Options"):
+    Keyword options are brisk::Options fields (core/common/options.h, README "Options"):
     plugins, default_plugins_optional, plugin_path, optimize_numerics, use_out_variants,
     use_native, fallback_only, small_gemm, strict_inputs, memory_planning, planner, max_runtimes,
     runtime_idle_ms, max_parallel_ops, intra_op_threads, inter_op_threads.

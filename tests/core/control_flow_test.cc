@@ -5,8 +5,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "core/module.h"
-#include "core/options.h"
+#include "core/executor/module.h"
+#include "core/common/options.h"
 
 namespace brisk {
 namespace {

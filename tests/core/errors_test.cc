@@ -12,13 +12,13 @@
 #include <functional>
 #include <limits>
 
-#include "core/error.h"
-#include "core/graph.h"
-#include "core/model_inputs.h"
-#include "core/module.h"
-#include "core/kernel_registry.h"
-#include "core/plugin_loader.h"
-#include "core/runtime.h"
+#include "core/common/error.h"
+#include "core/graph/graph.h"
+#include "core/frontend/model_inputs.h"
+#include "core/executor/module.h"
+#include "core/kernels/kernel_registry.h"
+#include "core/kernels/plugin_loader.h"
+#include "core/executor/runtime.h"
 #include "tests/testing/model_check.h"
 
 namespace brisk {

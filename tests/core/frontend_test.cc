@@ -6,10 +6,10 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/irparser.h>
 
-#include "core/frontend.h"
-#include "core/graph.h"
-#include "core/graph_verifier.h"
-#include "core/module.h"
+#include "core/frontend/frontend.h"
+#include "core/graph/graph.h"
+#include "core/graph/graph_verifier.h"
+#include "core/executor/module.h"
 #include "tests/testing/model_check.h"
 #include "tools/ivalue_compare.h"
 

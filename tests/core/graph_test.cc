@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
-#include "core/error.h"
-#include "core/graph.h"
-#include "core/graph_verifier.h"
+#include "core/common/error.h"
+#include "core/graph/graph.h"
+#include "core/graph/graph_verifier.h"
 
 namespace brisk {
 namespace {

@@ -5,10 +5,10 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "core/kernel_registry.h"
-#include "core/module.h"
-#include "core/plugin_loader.h"
+#include "core/common/error.h"
+#include "core/kernels/kernel_registry.h"
+#include "core/executor/module.h"
+#include "core/kernels/plugin_loader.h"
 #include "tests/testing/model_check.h"
 
 namespace brisk {

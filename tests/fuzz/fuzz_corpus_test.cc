@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include "core/error.h"
+#include "core/common/error.h"
 #include "tests/fuzz/case_guard.h"
 #include "tests/fuzz/load_fuzz.h"
 #include "tests/testing/model_check.h"

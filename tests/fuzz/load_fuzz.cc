@@ -17,8 +17,8 @@
 #include <iterator>
 #include <typeinfo>
 
-#include "core/error.h"
-#include "core/module.h"
+#include "core/common/error.h"
+#include "core/executor/module.h"
 
 namespace brisk::fuzz {
 namespace {

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/model_inputs.h"
-#include "core/options.h"
+#include "core/frontend/model_inputs.h"
+#include "core/common/options.h"
 
 namespace brisk {
 class Module;

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <map>
 
-#include "core/module.h"
+#include "core/executor/module.h"
 #include "tests/fuzz/case_guard.h"
 #include "tests/fuzz/load_fuzz.h"
 #include "tests/fuzz/mutators.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <unistd.h>
 
-#include "core/error.h"
+#include "core/common/error.h"
 #include "tests/fuzz/load_fuzz.h"
 
 #ifndef BRISK_FUZZ_INPUTS

@@ -7,10 +7,10 @@
 
 #include <cstdio>
 
-#include "core/graph.h"
-#include "core/model_inputs.h"
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/graph/graph.h"
+#include "core/frontend/model_inputs.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "tests/testing/model_check.h"
 #include "tools/ivalue_compare.h"
 #include "tools/jit_reference.h"
@@ -38,7 +38,7 @@ size_t convNodes(const Module& m) {
 }
 
 // Depthwise convs (a constant C x 1 x kh x kw filter with groups == C > 1, not 1x1):
-// ops_cpu writes them directly into their planned output (ops_cpu/out/depthwise_nchw.h),
+// ops_cpu writes them directly into their planned output (ops_cpu/simd/depthwise_nchw.h),
 // with no allocation to capture and no oneDNN buffers.
 size_t depthwiseConvNodes(const Module& m) {
   size_t n = 0;
@@ -81,7 +81,7 @@ TEST_P(ConvCapture, ConvOutputsServedFromSlabAndMatchInterpreter) {
                 s.slab_bytes, s.lower_bound);
     EXPECT_EQ(s.captured_outputs, convs - depthwise);
     EXPECT_EQ(s.capture_misses, 0u);
-    // oneDNN's reorder buffers are served from the slab too (core/memory_plan.h).
+    // oneDNN's reorder buffers are served from the slab too (core/memory/memory_plan.h).
     EXPECT_GT(s.scratch_allocations, 0u);
     EXPECT_GT(s.scratch_bytes, 0u);
     EXPECT_GE(s.managed_tensors, convs);

@@ -6,12 +6,12 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "core/execution_plan.h"
-#include "core/kernel_registry.h"
-#include "core/module.h"
-#include "core/output_capture.h"
-#include "core/runtime.h"
+#include "core/common/error.h"
+#include "core/executor/execution_plan.h"
+#include "core/kernels/kernel_registry.h"
+#include "core/executor/module.h"
+#include "core/kernels/output_capture.h"
+#include "core/executor/runtime.h"
 #include "planners/registry.h"
 
 namespace brisk {

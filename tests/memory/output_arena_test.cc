@@ -4,9 +4,9 @@
 // another block, so results handed out are never overwritten.
 #include <gtest/gtest.h>
 
-#include "core/model_inputs.h"
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/frontend/model_inputs.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "tests/testing/model_check.h"
 #include "tools/ivalue_compare.h"
 #include "tools/jit_reference.h"

@@ -6,9 +6,9 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/model_inputs.h"
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/frontend/model_inputs.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "tests/testing/model_check.h"
 
 namespace brisk {

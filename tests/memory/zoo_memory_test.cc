@@ -4,9 +4,9 @@
 // overwritten by later runs.
 #include <gtest/gtest.h>
 
-#include "core/model_inputs.h"
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/frontend/model_inputs.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "planners/registry.h"
 #include "tests/testing/model_check.h"
 

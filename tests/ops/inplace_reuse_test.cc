@@ -1,12 +1,12 @@
-// In-place reuse (core/inplace_reuse.h): which nodes may write into an input, and that
+// In-place reuse (core/graph/inplace_reuse.h): which nodes may write into an input, and that
 // the kernels doing it match the interpreter in every case, including those where the
 // result does not fit the input (broadcasting to a larger shape, dtype promotion) and
 // must go to a fresh tensor.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "core/graph.h"
-#include "core/module.h"
+#include "core/graph/graph.h"
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/module.h"
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {

@@ -3,8 +3,8 @@
 #include <c10/util/Exception.h>
 #include <gtest/gtest.h>
 
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
-#include "core/module.h"
+#include "core/common/error.h"
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {

@@ -4,10 +4,10 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/irparser.h>
 
-#include "core/graph.h"
-#include "core/model_inputs.h"
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/graph/graph.h"
+#include "core/frontend/model_inputs.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 
 namespace brisk::testing {
 namespace {

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/kernel.h"
-#include "core/options.h"
+#include "core/kernels/kernel.h"
+#include "core/common/options.h"
 #include "tools/ivalue_compare.h"
 
 namespace brisk::testing {

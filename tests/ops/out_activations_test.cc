@@ -1,4 +1,4 @@
-// Out-variant kernels of ops_cpu/out/activations.cc against the interpreter.
+// Out-variant kernels of ops_cpu/out_variant/activations.cc against the interpreter.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 

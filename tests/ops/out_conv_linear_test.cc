@@ -1,4 +1,4 @@
-// Out-variant kernels of ops_cpu/out/conv_linear.cc against the interpreter.
+// Out-variant kernels of ops_cpu/out_variant/conv_linear.cc against the interpreter.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/module.h"
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -17,7 +17,7 @@ namespace {
 
 constexpr KernelKind kOut = KernelKind::kOutVariant;
 // conv has no real out form in libtorch; with memory planning (the default) its output
-// is retained and served from the slab (OutputCapture, ops_cpu/out/conv.cc), so the
+// is retained and served from the slab (OutputCapture, ops_cpu/out_variant/conv.cc), so the
 // kernel reports kOutVariant.
 constexpr KernelKind kDirect = KernelKind::kOutVariant;
 
@@ -177,7 +177,7 @@ TEST(OutConvLinear, LinearFrozenWeightOtherLayoutsBitExact) {
       .run();
 }
 
-// --- linear at small batch: brisk's packed kernel (ops_cpu/out/small_gemm.h) -----------
+// --- linear at small batch: brisk's packed kernel (ops_cpu/simd/small_gemm.h) -----------
 
 const char* kSmallLinearIR = "  %y : Tensor = aten::linear(%x, %w, %b)\n  return (%y)\n";
 

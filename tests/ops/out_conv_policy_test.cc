@@ -1,4 +1,4 @@
-// Which path ops_cpu's conv kernel takes (ops_cpu/out/conv.cc), observed through the
+// Which path ops_cpu's conv kernel takes (ops_cpu/out_variant/conv.cc), observed through the
 // memory plan: ATen's (oneDNN's) result is an allocation the kernel captures into the
 // slab; the direct depthwise kernel and the per-sample path write the planned output
 // themselves (nothing captured). Every path gives the interpreter's bits.
@@ -11,9 +11,9 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "core/error.h"
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/common/error.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "tests/ops/op_tester.h"
 #include "tools/ivalue_compare.h"
 

@@ -1,4 +1,4 @@
-// Depthwise convolution (ops_cpu/out/depthwise_nchw.h via ops_cpu/out/conv.cc) against
+// Depthwise convolution (ops_cpu/simd/depthwise_nchw.h via ops_cpu/out_variant/conv.cc) against
 // the interpreter. On contiguous float NCHW inputs the direct kernel must give ATen's
 // (oneDNN's) values bit for bit, so every comparison here is exact: MobileNet's
 // depthwise layers feed 50 more layers, and the zoo tests compare whole models at

@@ -1,4 +1,4 @@
-// ops_cpu out-variant kernel for arange (ops_cpu/out/factories.cc): dtype inference
+// ops_cpu out-variant kernel for arange (ops_cpu/out_variant/factories.cc): dtype inference
 // (int64 for integral bounds, the default float otherwise), explicit dtypes, and
 // bounds/options computed at run time (as nn.EmbeddingBag's offsets are).
 #include <ATen/ATen.h>

@@ -1,5 +1,5 @@
 // ops_cpu out-variant kernels for zeros / ones / zeros_like / ones_like / full_like
-// (ops_cpu/out/factories.cc): default and explicit dtypes, sizes computed at run time
+// (ops_cpu/out_variant/factories.cc): default and explicit dtypes, sizes computed at run time
 // (as nn.LSTM's h_zeros), shrinking and growing the retained output, and *_like of a
 // non-contiguous tensor (strides preserved, through ATen's op).
 #include <ATen/ATen.h>

@@ -1,4 +1,4 @@
-// ops_cpu in-place arithmetic kernels (ops_cpu/out/inplace.cc) against the interpreter.
+// ops_cpu in-place arithmetic kernels (ops_cpu/out_variant/inplace.cc) against the interpreter.
 // The frontend's RemoveTensorMutation makes in-place ops functional where that is safe,
 // so these tests use the cases it leaves: mutation through a view, inside a loop body,
 // of a model input. The result must be written into `self` (seen through every alias)
@@ -7,7 +7,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "core/module.h"
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {

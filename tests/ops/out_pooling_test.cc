@@ -1,4 +1,4 @@
-// Out-variant kernels of ops_cpu/out/pooling.cc against the interpreter, including the
+// Out-variant kernels of ops_cpu/out_variant/pooling.cc against the interpreter, including the
 // output layout (channels-last in -> channels-last out, as the functional op does).
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {

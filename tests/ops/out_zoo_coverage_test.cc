@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "core/module.h"
+#include "core/executor/module.h"
 #include "tests/testing/model_check.h"
 
 namespace brisk {
@@ -109,9 +109,9 @@ TEST_P(OutZooCoverage, KeyOpsGetTheirKernels) {
     if (it == want.end()) continue;
     seen.insert(info.op);
     // conv2d: native (direct call) or out-variant (planned outputs), the conv kernel's
-    // owner's choice (ops_cpu/out/conv.cc); never the fallback.
+    // owner's choice (ops_cpu/out_variant/conv.cc); never the fallback.
     const bool conv = info.op == "aten::conv2d";
-    // An out-variant op that writes into its free input (core/inplace_reuse.h) has a
+    // An out-variant op that writes into its free input (core/graph/inplace_reuse.h) has a
     // native kernel: its output is that input, not a tensor of its own.
     const KernelKind kind = (conv && info.kind == kOut) ? kOut : info.in_place ? KernelKind::kNative : it->second;
     if (info.in_place) {

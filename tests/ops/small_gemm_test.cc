@@ -1,8 +1,8 @@
-// brisk's small-batch GEMM (ops_cpu/out/small_gemm.h) on its own: every result must be
+// brisk's small-batch GEMM (ops_cpu/simd/small_gemm.h) on its own: every result must be
 // the documented order of operations bit for bit (a +0 start, one fused multiply-add
 // per k in ascending order, then the bias), whatever the shape, strides, panel split or
 // block a column falls into; nothing outside the output is written.
-#include "ops_cpu/out/small_gemm.h"
+#include "ops_cpu/simd/small_gemm.h"
 
 #include <gtest/gtest.h>
 

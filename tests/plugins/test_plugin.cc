@@ -5,7 +5,7 @@
 
 #include <atomic>
 
-#include "core/plugin.h"
+#include "core/kernels/plugin.h"
 
 namespace {
 

@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
-#include "core/module.h"
-#include "core/runtime.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "tools/jit_reference.h"
 
 namespace brisk::testing {

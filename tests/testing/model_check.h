@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model_inputs.h"
-#include "core/options.h"
+#include "core/frontend/model_inputs.h"
+#include "core/common/options.h"
 #include "tools/ivalue_compare.h"
 
 namespace brisk {

@@ -10,9 +10,9 @@
 #include <mutex>
 #include <thread>
 
-#include "core/module.h"
-#include "core/runtime.h"
-#include "core/runtime_pool.h"
+#include "core/executor/module.h"
+#include "core/executor/runtime.h"
+#include "core/executor/runtime_pool.h"
 #include "tests/testing/model_check.h"
 #include "tools/ivalue_compare.h"
 

@@ -13,9 +13,9 @@
 #include <sstream>
 #include <thread>
 
-#include "core/error.h"
-#include "core/module.h"
-#include "core/profiler.h"
+#include "core/common/error.h"
+#include "core/executor/module.h"
+#include "core/executor/profiler.h"
 #include "tests/testing/model_check.h"
 #include "threading/inter_op_arena.h"
 

@@ -4,8 +4,8 @@
 
 #include <ATen/Parallel.h>
 
-#include "core/error.h"
-#include "core/module.h"
+#include "core/common/error.h"
+#include "core/executor/module.h"
 #include "tests/testing/model_check.h"
 #include "threading/inter_op_arena.h"
 #include "threading/thread_settings.h"

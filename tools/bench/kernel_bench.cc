@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "ops_cpu/out/depthwise_nchw.h"
-#include "ops_cpu/out/max_pool_nchw.h"
-#include "ops_cpu/out/small_gemm.h"
+#include "ops_cpu/simd/depthwise_nchw.h"
+#include "ops_cpu/simd/max_pool_nchw.h"
+#include "ops_cpu/simd/small_gemm.h"
 #include "tools/cli/stats.h"
 
 namespace {

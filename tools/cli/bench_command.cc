@@ -13,8 +13,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/model_inputs.h"
+#include "core/common/error.h"
+#include "core/frontend/model_inputs.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
 #include "tools/cli/json.h"

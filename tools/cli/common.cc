@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "core/plugin_loader.h"
+#include "core/kernels/plugin_loader.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/json.h"
 

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "core/module.h"
+#include "core/executor/module.h"
 #include "tools/cli/model_locator.h"
 
 namespace brisk::cli {

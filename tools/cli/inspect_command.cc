@@ -3,8 +3,8 @@
 #include <iostream>
 #include <map>
 
-#include "core/graph.h"
-#include "core/model_inputs.h"
+#include "core/graph/graph.h"
+#include "core/frontend/model_inputs.h"
 #include "tools/cli/model_locator.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"

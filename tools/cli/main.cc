@@ -2,7 +2,7 @@
 #include <exception>
 #include <iostream>
 
-#include "core/error.h"
+#include "core/common/error.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/options_flags.h"

@@ -16,8 +16,8 @@
 #include <map>
 #include <sstream>
 
-#include "core/error.h"
-#include "core/module.h"
+#include "core/common/error.h"
+#include "core/executor/module.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
 #include "tools/cli/json.h"

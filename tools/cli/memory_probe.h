@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model_inputs.h"
-#include "core/options.h"
+#include "core/frontend/model_inputs.h"
+#include "core/common/options.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/model_locator.h"
 

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "core/error.h"
-#include "core/file_check.h"
-#include "core/model_inputs.h"
+#include "core/common/error.h"
+#include "core/common/file_check.h"
+#include "core/frontend/model_inputs.h"
 
 namespace brisk::cli {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "core/option_ranges.h"
+#include "core/common/option_ranges.h"
 #include "tools/cli/json.h"
 
 namespace brisk::cli {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/options.h"
+#include "core/common/options.h"
 #include "tools/cli/flags.h"
 
 namespace brisk::cli {

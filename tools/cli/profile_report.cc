@@ -7,10 +7,10 @@
 #include <ostream>
 #include <set>
 
-#include "core/error.h"
-#include "core/graph.h"
-#include "core/module.h"
-#include "core/run_options.h"
+#include "core/common/error.h"
+#include "core/graph/graph.h"
+#include "core/executor/module.h"
+#include "core/executor/run_options.h"
 #include "tools/cli/json.h"
 
 namespace brisk::cli {

@@ -4,7 +4,7 @@
 // the numbers are brisk's own step timings, not a sampling profiler's.
 //
 // Framework overhead per node = (unprofiled p50 run time - profiled kernel time per
-// run) / node executions per run (ARCHITECTURE.md, "What fast means here"). The kernel
+// run) / node executions per run (docs/architecture.md, "Overhead"). The kernel
 // time comes from profiled runs (each step timed with the steady clock), the run time
 // from unprofiled ones, so the profiler's own ~50 ns per node is not charged to brisk.
 // For models with forks, kernel time is summed over threads and can exceed the run's
@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "core/model_inputs.h"
-#include "core/profiler.h"
+#include "core/frontend/model_inputs.h"
+#include "core/executor/profiler.h"
 
 namespace brisk {
 class Module;

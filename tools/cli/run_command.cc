@@ -1,8 +1,8 @@
 // brisk run [MODEL] [--inputs FILE] [--check] [flags]
 #include <iostream>
 
-#include "core/error.h"
-#include "core/model_inputs.h"
+#include "core/common/error.h"
+#include "core/frontend/model_inputs.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
 #include "tools/cli/options_flags.h"

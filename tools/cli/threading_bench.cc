@@ -6,9 +6,9 @@
 #include <thread>
 #include <vector>
 
-#include "core/model_inputs.h"
-#include "core/module.h"
-#include "core/option_ranges.h"
+#include "core/frontend/model_inputs.h"
+#include "core/executor/module.h"
+#include "core/common/option_ranges.h"
 #include "threading/inter_op_arena.h"
 #include "threading/thread_settings.h"
 #include "tools/cli/common.h"

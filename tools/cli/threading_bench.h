@@ -11,8 +11,8 @@
 #include <iosfwd>
 #include <string>
 
-#include "core/model_inputs.h"
-#include "core/options.h"
+#include "core/frontend/model_inputs.h"
+#include "core/common/options.h"
 
 namespace brisk {
 class Module;

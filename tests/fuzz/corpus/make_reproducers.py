@@ -72,7 +72,7 @@ def main():
     # folder (torch's reader throws listing the records).
     rename_outside(model, f"{HERE}/loads/zip_name_outside_dir.pt")
     rename_outside(inputs, f"{HERE}/loads/zip_name_outside_dir.inputs.pt")
-    # Inputs files: refused by core/model_inputs.cc (with core/archive_check.h's checks).
+    # Inputs files: refused by core/model_inputs.cc (with core/frontend/archive_check.h's checks).
     rewrite(inputs, f"{HERE}/inputs/empty_tensor_record.inputs.pt",
             lambda n, d: b"" if n.endswith("/data/0") else d)
     rewrite(inputs, f"{HERE}/inputs/deep_nesting.inputs.pt",

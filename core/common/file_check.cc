@@ -1,0 +1,42 @@
+#include "core/common/file_check.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace brisk {
+
+std::string fileProblem(const std::string& path) {
+  if (path.empty()) return "is an empty path";
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    switch (errno) {
+      case ENOENT: {
+        struct stat lst;
+        return ::lstat(path.c_str(), &lst) == 0 ? "is a dangling symbolic link" : "does not exist";
+      }
+      case ELOOP: return "is a symbolic link loop";
+      case ENOTDIR: return "does not exist (a parent is not a directory)";
+      case EACCES: return "is not accessible (permission denied)";
+      case ENAMETOOLONG: return "has too long a name";
+      default: return std::string("cannot be examined: ") + std::strerror(errno);
+    }
+  }
+  if (S_ISDIR(st.st_mode)) return "is a directory";
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO (named pipe), not a regular file";
+  if (S_ISCHR(st.st_mode)) return "is a character device, not a regular file";
+  if (S_ISBLK(st.st_mode)) return "is a block device, not a regular file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  if (::access(path.c_str(), R_OK) != 0) return "is not readable (permission denied)";
+  return "";
+}
+
+bool pathExists(const std::string& path) {
+  struct stat st;
+  return !path.empty() && ::lstat(path.c_str(), &st) == 0;
+}
+
+}  // namespace brisk

@@ -1,0 +1,130 @@
+#include "core/frontend/model_inputs.h"
+
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/import_read.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include "core/frontend/archive_check.h"
+#include "core/common/error.h"
+#include "core/common/file_check.h"
+
+namespace brisk {
+namespace {
+
+c10::IValue deepClone(const c10::IValue& v) {
+  if (v.isTensor()) return v.toTensor().clone();
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(t.clone());
+    return out;
+  }
+  if (v.isList()) {
+    auto in = v.toList();
+    c10::impl::GenericList out(in.elementType());
+    for (const c10::IValue& e : in) out.push_back(deepClone(e));
+    return out;
+  }
+  if (v.isTuple()) {
+    std::vector<c10::IValue> elems;
+    for (const auto& e : v.toTupleRef().elements()) elems.push_back(deepClone(e));
+    return c10::ivalue::Tuple::create(std::move(elems));
+  }
+  if (v.isGenericDict()) {
+    auto in = v.toGenericDict();
+    c10::impl::GenericDict out(in.keyType(), in.valueType());
+    for (const auto& kv : in) out.insert(kv.key(), deepClone(kv.value()));
+    return out;
+  }
+  return v;
+}
+
+}  // namespace
+
+ModelInputs loadInputs(const std::string& path) {
+  if (std::string problem = fileProblem(path); !problem.empty())
+    throw Error("inputs file '" + path + "': cannot read it: it " + problem);
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw Error("inputs file '" + path + "': cannot open it: " + std::strerror(errno));
+  // torch.save writes a zip archive; a bare pickle (0x80 = PROTO) is the legacy format
+  // of _use_new_zipfile_serialization=False, which libtorch's reader does not take.
+  if (f.peek() == 0x80)
+    throw Error("inputs file '" + path +
+                "': written in torch.save's legacy format (_use_new_zipfile_serialization=False); "
+                "save it with torch.save's default zip format");
+  f.close();
+  // What torch::jit::pickle_load does, but reading the file through torch's FileAdapter:
+  // pickle_load's in-memory VectorReader does not bound its reads, and a damaged zip
+  // directory makes miniz read past the buffer (found by the inputs fuzzer under ASan).
+  std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader;
+  c10::IValue root;
+  try {
+    reader = std::make_unique<caffe2::serialize::PyTorchStreamReader>(path);
+  } catch (const std::exception& e) {
+    throw Error("inputs file '" + path + "': not a torch.save inputs file: " + describeException(e));
+  }
+  checkSavedArchive(*reader, path);  // nesting and storage sizes, before torch's unpickler
+  try {
+    root = torch::jit::readArchiveAndTensors("data", /*pickle_prefix=*/"", /*tensor_prefix=*/"",
+                                             /*type_resolver=*/std::nullopt, /*obj_loader=*/std::nullopt,
+                                             /*device=*/std::nullopt, *reader);
+  } catch (const std::exception& e) {
+    std::string why = describeException(e);
+    if (why.find("Only Pickle protocol 2") != std::string::npos)
+      throw Error("inputs file '" + path + "': written with a pickle protocol above 2; save it with "
+                  "torch.save's default pickle_protocol=2");
+    throw Error("inputs file '" + path + "': not a torch.save inputs file: " + why);
+  }
+  if (!root.isGenericDict())
+    throw Error("inputs file '" + path + "': expected a dict {\"args\": [...], \"kwargs\": {...}}");
+  ModelInputs out;
+  for (const auto& kv : root.toGenericDict()) {
+    if (!kv.key().isString())
+      throw Error("inputs file '" + path + "': expected string keys \"args\" and \"kwargs\", got a " +
+                  kv.key().tagKind() + " key");
+    const std::string& key = kv.key().toStringRef();
+    const c10::IValue& v = kv.value();
+    if (key == "args") {
+      if (v.isList()) {
+        for (const c10::IValue& a : v.toListRef()) out.args.push_back(a);
+      } else if (v.isTuple()) {
+        for (const c10::IValue& a : v.toTupleRef().elements()) out.args.push_back(a);
+      } else {
+        throw Error("inputs file '" + path + "': \"args\" must be a list or tuple, got " + v.tagKind());
+      }
+    } else if (key == "kwargs") {
+      if (!v.isGenericDict())
+        throw Error("inputs file '" + path + "': \"kwargs\" must be a dict, got " + v.tagKind());
+      for (const auto& kw : v.toGenericDict()) {
+        if (!kw.key().isString())
+          throw Error("inputs file '" + path + "': \"kwargs\" keys must be strings, got a " + kw.key().tagKind());
+        out.kwargs[kw.key().toStringRef()] = kw.value();
+      }
+    } else {
+      throw Error("inputs file '" + path + "': unexpected key '" + key + "' (expected \"args\" and \"kwargs\")");
+    }
+  }
+  // pickle_load builds storages from the pickle's sizes without checking them against
+  // their records (an empty record gives a storage with no memory at all).
+  for (size_t i = 0; i < out.args.size(); ++i) checkTensorsFitStorage(out.args[i], path, "args[" + std::to_string(i) + "]");
+  for (const auto& [k, v] : out.kwargs) checkTensorsFitStorage(v, path, "kwargs['" + k + "']");
+  return out;
+}
+
+std::string defaultInputsPath(const std::string& model_path) {
+  std::string base = model_path;
+  if (base.size() > 3 && base.compare(base.size() - 3, 3, ".pt") == 0) base.resize(base.size() - 3);
+  return base + ".inputs.pt";
+}
+
+ModelInputs cloneInputs(const ModelInputs& in) {
+  ModelInputs out;
+  for (const auto& a : in.args) out.args.push_back(deepClone(a));
+  for (const auto& [k, v] : in.kwargs) out.kwargs[k] = deepClone(v);
+  return out;
+}
+
+}  // namespace brisk

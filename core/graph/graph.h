@@ -1,0 +1,190 @@
+#pragma once
+// brisk's own dataflow IR: Graph > Block > Node > Value.
+//
+// Built once at load (by the TorchScript frontend or by hand in tests) and immutable
+// afterwards. Every Value of a Graph — including those inside sub-blocks — has a dense
+// integer id, which is also its slot in a Runtime's IValue array, so the hot path
+// never looks anything up by name. Constants are Values owned by the Graph with no
+// producer. prim::If / prim::Loop carry sub-blocks; prim::fork carries a subgraph
+// (its own Graph, run as a child Module).
+#include <ATen/core/ivalue.h>
+#include <ATen/core/jit_type.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace c10 {
+struct FunctionSchema;
+}
+namespace torch::jit {
+struct Node;
+}
+
+namespace brisk {
+
+class Block;
+class Graph;
+class Node;
+
+class Value {
+ public:
+  uint32_t id() const { return id_; }
+  const c10::TypePtr& type() const { return type_; }
+  // Debug name from TorchScript (may be empty); never used for lookup.
+  const std::string& name() const { return name_; }
+  Node* producer() const { return producer_; }      // null for params and constants
+  Block* owningBlock() const { return block_; }      // null for constants
+  bool isConstant() const { return constant_ != nullptr; }
+  const c10::IValue& constant() const { return *constant_; }
+  // "%name.id" or "%id": unique within the graph, stable across prints.
+  std::string ref() const;
+
+ private:
+  friend class Graph;
+  friend class Block;
+  Value(uint32_t id, c10::TypePtr type, std::string name)
+      : id_(id), type_(std::move(type)), name_(std::move(name)) {}
+  uint32_t id_;
+  c10::TypePtr type_;
+  std::string name_;
+  Node* producer_ = nullptr;
+  Block* block_ = nullptr;
+  std::unique_ptr<c10::IValue> constant_;
+};
+
+class Node {
+ public:
+  // "aten::add", "prim::If".
+  const std::string& kind() const { return kind_; }
+  // Registry key: "aten::add.Tensor", or kind() when the op has no overload name.
+  const std::string& key() const { return key_; }
+  // The operator schema this node was matched to, or null (control flow, prim ops).
+  const c10::FunctionSchema* schema() const { return schema_; }
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  Value* input(size_t i) const { return inputs_.at(i); }
+  Value* output(size_t i) const { return outputs_.at(i); }
+  const std::vector<std::unique_ptr<Block>>& blocks() const { return blocks_; }
+  Block* block(size_t i) const { return blocks_.at(i).get(); }
+  Graph* subgraph() const { return subgraph_.get(); }
+  Block* owningBlock() const { return block_; }
+  // Position in the graph's pre-order node numbering (used in messages/profiles).
+  uint32_t index() const { return index_; }
+  // Extra constant attributes (e.g. a delegate's backend name). Usually empty.
+  const std::unordered_map<std::string, c10::IValue>& attributes() const { return attrs_; }
+  void setAttribute(const std::string& name, c10::IValue v) { attrs_[name] = std::move(v); }
+  // The TorchScript node this one was converted from, kept only so the fallback kernel
+  // can ask the JIT for the node's Operation at load. Null for hand-built nodes.
+  torch::jit::Node* jitNode() const { return jit_node_; }
+  // An input that nothing but this node reads and that no other value aliases (set at
+  // load by core/graph/inplace_reuse.h), so the kernel may write its result into that
+  // tensor's memory instead of a new one; -1 when none. The output may then alias that
+  // input (escape analysis and the memory planner treat it like a view).
+  int reusableInput() const { return reusable_input_; }
+  void setReusableInput(int i) { reusable_input_ = i; }
+
+  Block* addBlock();
+  void setSubgraph(std::unique_ptr<Graph> g);
+  // One-line text: "%3 : Tensor = aten::relu(%x.1)".
+  std::string str() const;
+  // "#7 aten::relu (%3)": compact description used in error messages.
+  std::string describe() const;
+
+ private:
+  friend class Block;
+  friend class Graph;
+  Node() = default;
+  std::string kind_;
+  std::string key_;
+  const c10::FunctionSchema* schema_ = nullptr;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::vector<std::unique_ptr<Block>> blocks_;
+  std::unique_ptr<Graph> subgraph_;
+  Block* block_ = nullptr;
+  Graph* graph_ = nullptr;
+  uint32_t index_ = 0;
+  std::unordered_map<std::string, c10::IValue> attrs_;
+  torch::jit::Node* jit_node_ = nullptr;
+  int reusable_input_ = -1;
+};
+
+struct NodeSpec {
+  std::string kind;
+  std::string overload;  // "" when none
+  const c10::FunctionSchema* schema = nullptr;
+  std::vector<Value*> inputs;
+  std::vector<std::pair<c10::TypePtr, std::string>> outputs;  // type, debug name
+  torch::jit::Node* jit_node = nullptr;
+};
+
+class Block {
+ public:
+  const std::vector<Value*>& params() const { return params_; }
+  const std::vector<Node*>& nodes() const { return nodes_; }
+  const std::vector<Value*>& returns() const { return returns_; }
+  Node* owningNode() const { return owner_; }  // null for the graph's top block
+  Graph* graph() const { return graph_; }
+
+  Value* addParam(c10::TypePtr type, std::string name = "");
+  Node* appendNode(NodeSpec spec);
+  void addReturn(Value* v) { returns_.push_back(v); }
+
+ private:
+  friend class Graph;
+  friend class Node;
+  Block(Graph* g, Node* owner) : graph_(g), owner_(owner) {}
+  Graph* graph_;
+  Node* owner_;
+  std::vector<Value*> params_;
+  std::vector<Node*> nodes_;
+  std::vector<Value*> returns_;
+};
+
+class Graph {
+ public:
+  explicit Graph(std::string name = "graph");
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const std::string& name() const { return name_; }
+  Block* top() const { return top_.get(); }
+  const std::vector<Value*>& inputs() const { return top_->params(); }
+  const std::vector<Value*>& outputs() const { return top_->returns(); }
+  Value* addConstant(c10::IValue value, c10::TypePtr type);
+  const std::vector<Value*>& constants() const { return constants_; }
+
+  uint32_t numValues() const { return static_cast<uint32_t>(values_.size()); }
+  Value* value(uint32_t id) const { return values_.at(id).get(); }
+  uint32_t numNodes() const { return static_cast<uint32_t>(nodes_.size()); }
+  // All nodes in pre-order (a node before the nodes of its sub-blocks).
+  const std::vector<Node*>& allNodes() const { return all_nodes_; }
+
+  // Renumbers nodes in pre-order; call after construction is complete.
+  void finalize();
+  // Multi-line text in a TorchScript-like syntax.
+  std::string str() const;
+
+ private:
+  friend class Block;
+  friend class Node;
+  Value* newValue(c10::TypePtr type, std::string name);
+  Node* newNode();
+
+  std::string name_;
+  std::vector<std::unique_ptr<Value>> values_;
+  std::vector<std::unique_ptr<Node>> nodes_;
+  std::vector<Node*> all_nodes_;
+  std::vector<Value*> constants_;
+  std::unique_ptr<Block> top_;
+};
+
+// Appends the values `n` reads: its inputs and, for nodes with sub-blocks, everything
+// those blocks read (their nodes' inputs and their returns). Liveness and memory
+// planning count such nested reads as reads by `n` itself.
+void collectReads(const Node* n, std::vector<const Value*>& out);
+
+}  // namespace brisk

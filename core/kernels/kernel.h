@@ -1,0 +1,97 @@
+#pragma once
+// The Kernel interface: what runs one Node on the hot path.
+//
+// A Kernel is built once per node at load (by a factory from a registry), shared by
+// every Runtime of the Module and by all threads, so run() must be thread-safe and keep
+// no per-run state in the object. Per-run state lives in the Runtime's slots.
+#include <ATen/core/ivalue.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace brisk {
+
+class Runtime;
+
+// The kernel-choice order (docs/architecture.md, "Choosing a kernel"); the first
+// registry that yields a kernel for a node wins.
+enum class KernelKind : uint8_t {
+  kOutVariant = 0,  // writes into its outputs, reusing them across runs (plannable)
+  kNative = 1,      // static dispatch; outputs not managed (views, list ops, prim ops)
+  kDelegate = 2,    // reserved for delegate backends (whole subgraphs); none exist yet
+  kFallback = 3,    // the TorchScript operator, called boxed
+};
+constexpr int kNumKernelKinds = 4;
+const char* kernelKindName(KernelKind kind);
+
+// One node's view of a Runtime's slot array. Built by the executor per step; holds
+// only pointers, so building it costs nothing.
+class KernelContext {
+ public:
+  KernelContext(Runtime& rt, c10::IValue* slots, const uint32_t* in, uint32_t num_in,
+                const uint32_t* out, uint32_t num_out)
+      : rt_(rt), slots_(slots), in_(in), out_(out), num_in_(num_in), num_out_(num_out) {}
+
+  const c10::IValue& input(size_t i) const { return slots_[in_[i]]; }
+  const at::Tensor& tensor(size_t i) const { return slots_[in_[i]].toTensor(); }
+  // Outputs keep their previous run's value when the planner allows reuse; an
+  // out-variant kernel writes into output(i) when it already holds a tensor.
+  c10::IValue& output(size_t i) const { return slots_[out_[i]]; }
+  size_t numInputs() const { return num_in_; }
+  size_t numOutputs() const { return num_out_; }
+  Runtime& runtime() const { return rt_; }
+  // Raw slot access for control-flow kernels that move values between blocks.
+  c10::IValue* slots() const { return slots_; }
+
+ private:
+  Runtime& rt_;
+  c10::IValue* slots_;
+  const uint32_t* in_;
+  const uint32_t* out_;
+  uint32_t num_in_;
+  uint32_t num_out_;
+};
+
+class Kernel {
+ public:
+  explicit Kernel(KernelKind kind) : kind_(kind) {}
+  virtual ~Kernel() = default;
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  virtual void run(KernelContext& ctx) const = 0;
+  // What implements it, for `brisk inspect` (e.g. "at::cpu::add_out").
+  virtual std::string describe() const { return ""; }
+
+  KernelKind kind() const { return kind_; }
+  // The plugin (or "core") that registered the factory; set by the registry.
+  const std::string& provider() const { return provider_; }
+  void setProvider(std::string p) { provider_ = std::move(p); }
+
+ private:
+  KernelKind kind_;
+  std::string provider_;
+};
+
+// A kernel whose run() is a callable holding the load-time constants it captured;
+// most kernels are one small function like that.
+template <typename F>
+class FunctionKernel final : public Kernel {
+ public:
+  FunctionKernel(KernelKind kind, F f, std::string what)
+      : Kernel(kind), f_(std::move(f)), what_(std::move(what)) {}
+  void run(KernelContext& ctx) const override { f_(ctx); }
+  std::string describe() const override { return what_; }
+
+ private:
+  F f_;
+  std::string what_;
+};
+
+template <typename F>
+std::unique_ptr<Kernel> functionKernel(KernelKind kind, F f, std::string what) {
+  return std::make_unique<FunctionKernel<F>>(kind, std::move(f), std::move(what));
+}
+
+}  // namespace brisk

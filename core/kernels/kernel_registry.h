@@ -1,0 +1,81 @@
+#pragma once
+// Registries that map a node's op key ("aten::add.Tensor") to kernel factories.
+//
+// A node's kernel is chosen once at load, in the order of docs/architecture.md:
+// out-variant, native, then the TorchScript operator as fallback. Inside one
+// registry, candidates for a key are tried newest-registration first, so a plugin can
+// override a kernel registered earlier; a factory returns null to decline a node
+// (e.g. an argument combination it does not implement) and the search goes on.
+// Keys match exact overloads only: "aten::add.Tensor" never serves "aten::add.Scalar".
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/kernels/kernel.h"
+
+namespace brisk {
+
+class Node;
+class Block;
+class Graph;
+class Module;
+struct ExecBlock;
+struct Options;
+
+// What a factory may ask at load time.
+class KernelBuildContext {
+ public:
+  virtual ~KernelBuildContext() = default;
+  virtual const Node& node() const = 0;
+  virtual const Options& options() const = 0;
+  // The model's name, for messages.
+  virtual const std::string& modelName() const = 0;
+  // Compiles one of this node's sub-blocks into the module's execution plan
+  // (control-flow kernels keep the returned pointer; it lives as long as the Module).
+  virtual const ExecBlock* compileBlock(const Block& block) = 0;
+  // Builds a child Module for a subgraph (prim::fork), with the same options and
+  // registries. Built once at load and shared by every run.
+  virtual std::shared_ptr<Module> buildChild(const Graph& subgraph) = 0;
+
+  // Convenience for factories specializing on constant arguments.
+  bool inputIsConstant(size_t i) const;
+  const c10::IValue& constantInput(size_t i) const;  // throws if not constant
+};
+
+using KernelFactory = std::function<std::unique_ptr<Kernel>(KernelBuildContext&)>;
+
+class KernelRegistry {
+ public:
+  struct Entry {
+    KernelFactory factory;
+    std::string provider;
+  };
+
+  void add(std::string key, KernelFactory factory, std::string provider);
+  // Candidates for `key`, newest first; empty when none. Load-time only.
+  std::vector<Entry> lookup(std::string_view key) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::vector<Entry>> entries_;
+};
+
+// The registries a Module's kernels come from. Plugins only add to them.
+struct Registries {
+  Registries();
+  ~Registries();
+  KernelRegistry out_variant;
+  KernelRegistry native;
+  // Unique per instance for the whole process (addresses can be reused).
+  const uint64_t id;
+
+  // The process-wide registries. Every instance starts with core's own kernels
+  // (core_kernel_sets.h).
+  static Registries& global();
+};
+
+}  // namespace brisk

@@ -1,0 +1,167 @@
+#include "core/kernels/plugin_loader.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sys/stat.h>
+
+#include "core/common/error.h"
+#include "core/common/file_check.h"
+#include "core/kernels/plugin.h"
+
+namespace brisk {
+namespace {
+
+bool isFile(const std::string& p) {
+  struct stat st;
+  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string selfExe() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, n) : "";
+}
+
+std::string selfDir() {
+  const std::string exe = selfExe();
+  return exe.substr(0, exe.rfind('/'));
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find(sep, start);
+    if (end == std::string::npos) end = s.size();
+    if (end > start) out.push_back(s.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+// Where plugins sit inside Bazel runfiles: one folder per plugin-producing package.
+const char* const kRunfilesPackages[] = {"ops_cpu", "ops_quantized", "delegates", "tests/plugins"};
+
+std::vector<std::string> searchDirs(const std::vector<std::string>& extra) {
+  std::vector<std::string> dirs = extra;
+  if (const char* env = std::getenv("BRISK_PLUGIN_PATH"))
+    for (auto& d : split(env, ':')) dirs.push_back(d);
+  dirs.push_back(selfDir());
+  std::vector<std::string> runfiles_roots;
+  if (const char* r = std::getenv("RUNFILES_DIR")) runfiles_roots.push_back(r);
+  if (const char* r = std::getenv("TEST_SRCDIR")) runfiles_roots.push_back(r);
+  runfiles_roots.push_back(selfExe() + ".runfiles");
+  for (const auto& root : runfiles_roots)
+    for (const char* pkg : kRunfilesPackages) dirs.push_back(root + "/brisk/" + pkg);
+  return dirs;
+}
+
+std::string pluginName(const std::string& name_or_path) {
+  std::string base = name_or_path.substr(name_or_path.rfind('/') + 1);
+  if (base.rfind("libbrisk_", 0) == 0) base = base.substr(9);
+  else if (base.rfind("lib", 0) == 0) base = base.substr(3);
+  if (base.size() > 3 && base.compare(base.size() - 3, 3, ".so") == 0) base.resize(base.size() - 3);
+  return base;
+}
+
+struct Loaded {
+  void* handle;
+  PluginInfo info;
+  std::set<uint64_t> registered_into;  // Registries::id
+};
+
+std::mutex& loaderMutex() {
+  static std::mutex mu;
+  return mu;
+}
+std::map<std::string, Loaded>& loadedByPath() {
+  static auto* m = new std::map<std::string, Loaded>();  // never destroyed: handles stay open
+  return *m;
+}
+
+Error pluginError(const std::string& what, const std::string& message) {
+  return Error("plugin '" + what + "': " + message);
+}
+
+}  // namespace
+
+std::string describeAbi(const PluginAbi& abi) {
+  return "brisk ABI " + std::to_string(abi.brisk_abi) + ", torch " +
+         std::to_string(abi.torch_version / 10000) + "." + std::to_string(abi.torch_version / 100 % 100) +
+         "." + std::to_string(abi.torch_version % 100) + ", C++11 ABI " + std::to_string(abi.cxx11_abi);
+}
+
+std::string findPlugin(const std::string& name_or_path, const std::vector<std::string>& extra_dirs) {
+  if (name_or_path.find('/') != std::string::npos || name_or_path.find(".so") != std::string::npos)
+    return isFile(name_or_path) ? name_or_path : "";
+  const std::string file = "libbrisk_" + name_or_path + ".so";
+  for (const auto& dir : searchDirs(extra_dirs)) {
+    std::string candidate = dir + "/" + file;
+    if (isFile(candidate)) return candidate;
+  }
+  return "";
+}
+
+PluginInfo loadPlugin(const std::string& name_or_path, const std::vector<std::string>& extra_dirs,
+                      Registries& registries) {
+  std::string path = findPlugin(name_or_path, extra_dirs);
+  if (path.empty()) {
+    std::string dirs;
+    for (const auto& d : searchDirs(extra_dirs)) dirs += (dirs.empty() ? "" : ":") + d;
+    const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.find(".so") != std::string::npos;
+    if (!is_path) throw pluginError(name_or_path, "not found (searched " + dirs + ")");
+    throw pluginError(name_or_path, pathExists(name_or_path) ? "cannot be loaded: it " + fileProblem(name_or_path)
+                                                             : "file not found");
+  }
+  char real[PATH_MAX];
+  std::string key = ::realpath(path.c_str(), real) ? std::string(real) : path;
+
+  std::lock_guard<std::mutex> lock(loaderMutex());
+  auto& loaded = loadedByPath();
+  auto it = loaded.find(key);
+  if (it == loaded.end()) {
+    ::dlerror();
+    void* handle = ::dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char* err = ::dlerror();
+      throw pluginError(key, std::string("cannot be loaded: ") + (err ? err : "unknown dlopen error"));
+    }
+    it = loaded.emplace(key, Loaded{handle, PluginInfo{pluginName(key), key}, {}}).first;
+  }
+  Loaded& plugin = it->second;
+  if (plugin.registered_into.count(registries.id)) return plugin.info;
+
+  auto entry = reinterpret_cast<PluginEntryFn>(::dlsym(plugin.handle, kPluginEntrySymbol));
+  if (!entry)
+    throw pluginError(key, std::string("has no entry point '") + kPluginEntrySymbol +
+                               "' (not a brisk plugin, or built without BRISK_PLUGIN)");
+  const PluginAbi host = BRISK_CURRENT_ABI();
+  PluginAbi theirs{};
+  const char* body_error = nullptr;
+  PluginRegistrar registrar(registries, plugin.info.name);
+  int rc = entry(&host, &registrar, &theirs, &body_error);
+  if (rc == 1)
+    throw pluginError(key, "was built for " + describeAbi(theirs) + " but this host is " +
+                               describeAbi(host) + "; rebuild the plugin against this brisk");
+  if (rc != 0)
+    throw pluginError(key, std::string("failed while registering: ") +
+                               (body_error ? body_error : "unknown error"));
+  plugin.registered_into.insert(registries.id);
+  return plugin.info;
+}
+
+std::vector<PluginInfo> loadedPlugins() {
+  std::lock_guard<std::mutex> lock(loaderMutex());
+  std::vector<PluginInfo> out;
+  for (auto& [k, v] : loadedByPath()) out.push_back(v.info);
+  return out;
+}
+
+}  // namespace brisk

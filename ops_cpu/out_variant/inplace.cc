@@ -1,0 +1,117 @@
+// In-place arithmetic: add_ / sub_ / mul_ / div_ (Tensor and Scalar overloads, div_
+// with rounding_mode too).
+//
+// The frontend's RemoveTensorMutation turns these into their functional forms wherever
+// alias analysis proves that safe, so the ones that reach a kernel are exactly those
+// whose mutation is observable: the target is a view (`w[0].add_(1)`), is stored in a
+// list or dict, is a model input, or is mutated inside a loop body. The kernel must
+// therefore really write into `self` and return that same tensor, as the interpreter
+// does. Memory planning needs nothing from the kernel for that: the schema marks the
+// result as aliasing `self` (Tensor(a!)), so escape analysis and the planner treat it
+// as a view of `self` and extend `self`'s lifetime over the result's readers; the
+// kernel kind is kNative, so the runtime never retains or plans the result itself.
+//
+// Dense CPU tensors go straight to the structured CPU kernels' in-place entry points
+// (at::cpu::add_ ...), which run the same TensorIterator kernel with the same checks
+// (e.g. "result type Float can't be cast to the desired output type Long") as the
+// dispatcher's op; the Scalar overloads wrap the scalar as ATen does (a 0-dim "wrapped
+// number" tensor, precomputed when constant), so type promotion matches. Other tensors
+// take the dispatcher's in-place op.
+#include <ATen/CPUFunctions.h>
+
+#include "ops_cpu/out_variant/common.h"
+#include "ops_cpu/out_variant/operand.h"
+
+namespace brisk::ops_cpu::out {
+namespace {
+
+using MaybeOwnedTensor = c10::MaybeOwned<at::Tensor>;
+
+// `other` (input 1): a tensor, or a Scalar wrapped as ATen wraps it.
+Operand otherArg(KernelBuildContext& b, bool scalar) { return scalar ? scalarOperand(b, 1) : tensorOperand(1); }
+
+// fast(self, other) runs the at::cpu in-place kernel; generic(self, other) the
+// dispatcher's op. Both mutate `self`; output 0 is `self` itself.
+template <class Fast, class Generic>
+std::unique_ptr<Kernel> inPlaceKernel(std::string desc, Operand other, Fast fast, Generic generic) {
+  return makeKernel(
+      std::move(desc),
+      [other = std::move(other), fast, generic](KernelContext& ctx) {
+        at::Tensor self = ctx.tensor(0);
+        MaybeOwnedTensor b = other.get(ctx);
+        if (isDenseCpu(self) && isDenseCpu(*b))
+          fast(self, *b);
+        else
+          generic(self, *b);
+        ctx.output(0) = ctx.input(0);
+      },
+      KernelKind::kNative);
+}
+
+// add_ / sub_ (self, other, alpha): alpha is constant in practice (declines otherwise).
+template <bool kSub>
+KernelFactory addSubInPlace(bool scalar) {
+  return [scalar](KernelBuildContext& b) -> std::unique_ptr<Kernel> {
+    if (numInputs(b) != 3) return nullptr;
+    const ScalarArg alpha = scalarArg(b, 2);
+    if (!alpha.is_const) return nullptr;
+    const c10::Scalar a = alpha.value;
+    if (kSub)
+      return inPlaceKernel(
+          "at::cpu::sub_ (in place)", otherArg(b, scalar),
+          [a](at::Tensor& s, const at::Tensor& o) { at::cpu::sub_(s, o, a); },
+          [a](at::Tensor& s, const at::Tensor& o) { s.sub_(o, a); });
+    return inPlaceKernel(
+        "at::cpu::add_ (in place)", otherArg(b, scalar),
+        [a](at::Tensor& s, const at::Tensor& o) { at::cpu::add_(s, o, a); },
+        [a](at::Tensor& s, const at::Tensor& o) { s.add_(o, a); });
+  };
+}
+
+KernelFactory mulInPlace(bool scalar) {
+  return [scalar](KernelBuildContext& b) -> std::unique_ptr<Kernel> {
+    if (numInputs(b) != 2) return nullptr;
+    return inPlaceKernel(
+        "at::cpu::mul_ (in place)", otherArg(b, scalar),
+        [](at::Tensor& s, const at::Tensor& o) { at::cpu::mul_(s, o); },
+        [](at::Tensor& s, const at::Tensor& o) { s.mul_(o); });
+  };
+}
+
+// div_ (self, other) and div_ (self, other, *, rounding_mode): the mode must be a
+// constant None, "trunc" or "floor" (declines otherwise).
+KernelFactory divInPlace(bool scalar, bool with_mode) {
+  return [scalar, with_mode](KernelBuildContext& b) -> std::unique_ptr<Kernel> {
+    if (numInputs(b) != (with_mode ? 3u : 2u)) return nullptr;
+    if (!with_mode || isConstNone(b, 2))
+      return inPlaceKernel(
+          "at::cpu::div_ (in place)", otherArg(b, scalar),
+          [](at::Tensor& s, const at::Tensor& o) { at::cpu::div_(s, o); },
+          [](at::Tensor& s, const at::Tensor& o) { s.div_(o); });
+    if (!isConst(b, 2) || !constant(b, 2).isString()) return nullptr;
+    // Held by the kernel (shared_ptr: a fixed address for the string_view).
+    auto mode = std::make_shared<const std::string>(constant(b, 2).toStringRef());
+    if (*mode != "trunc" && *mode != "floor") return nullptr;
+    return inPlaceKernel(
+        "at::cpu::div_(" + *mode + ") (in place)", otherArg(b, scalar),
+        [mode](at::Tensor& s, const at::Tensor& o) { at::cpu::div_(s, o, c10::string_view(*mode)); },
+        [mode](at::Tensor& s, const at::Tensor& o) { s.div_(o, c10::string_view(*mode)); });
+  };
+}
+
+}  // namespace
+
+void registerInPlace(PluginRegistrar& r) {
+  r.outVariant("aten::add_.Tensor", addSubInPlace<false>(false));
+  r.outVariant("aten::add_.Scalar", addSubInPlace<false>(true));
+  r.outVariant("aten::sub_.Tensor", addSubInPlace<true>(false));
+  r.outVariant("aten::sub_.Scalar", addSubInPlace<true>(true));
+  r.outVariant("aten::mul_.Tensor", mulInPlace(false));
+  r.outVariant("aten::mul_.Scalar", mulInPlace(true));
+  r.outVariant("aten::div_.Tensor", divInPlace(false, false));
+  r.outVariant("aten::div_.Scalar", divInPlace(true, false));
+  r.outVariant("aten::div_.Tensor_mode", divInPlace(false, true));
+  r.outVariant("aten::div_.Scalar_mode", divInPlace(true, true));
+}
+
+}  // namespace brisk::ops_cpu::out

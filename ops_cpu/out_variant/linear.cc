@@ -1,0 +1,300 @@
+// Matrix products: linear, addmm, mm, bmm, baddbmm, matmul.
+//
+// linear with a frozen fp32 weight and inputs of up to kSmallGemmMaxRows rows runs
+// brisk's own GEMM on a weight packed at load (small_gemm.h: why, and its order of
+// operations), unless Options::small_gemm is off. Everything below describes the other
+// inputs, and every linear when it is off.
+//
+// linear: the weight W [N, K] is used as stored, as ATen's linear uses it (x W^T through
+// the W^T view). For contiguous fp32 inputs the kernel makes the BLAS call ATen's addmm
+// would make itself (blas.h: same sgemm_, same arguments), skipping addmm_out's per-call
+// overhead; otherwise it calls at::cpu::addmm_out / mm_out as ATen's linear does.
+// Either way it is ATen's own GEMM call on the same operands, so every output bit equals
+// ATen's linear on any CPU (the per-op tests compare with zero tolerance).
+//
+// (brisk used to keep a contiguous W^T copy, which OpenBLAS packed faster. MKL packs the
+// stored W as fast or faster -- the copy was 0.5-1.0x at 9-256 rows -- and a GEMM on a
+// differently laid-out operand may round differently, so the copy is gone.)
+#include <ATen/CPUFunctions.h>
+#include <ATen/ops/matmul_native.h>
+#include <ATen/ops/resize_native.h>
+
+#include <climits>
+#include <cstring>
+
+#include "core/common/options.h"
+#include "ops_cpu/out_variant/blas.h"
+#include "ops_cpu/out_variant/common.h"
+#include "ops_cpu/simd/small_gemm.h"
+
+namespace brisk::ops_cpu::out {
+namespace {
+
+// --- linear ----------------------------------------------------------------------------
+
+// The sgemm_ call of ATen's addmm_out(y, bias, x, w.t()) (or mm_out(y, x, w.t())
+// without bias) for row-major contiguous x [M, K], w [N, K], y [M, N] with N > 1: ATen
+// sees y^T = w x^T in column-major terms (transpose_c; w read transposed), copies the
+// bias rows into y and accumulates onto them (beta = 1; beta = 0 for mm).
+void blasLinear(const float* x, const float* w, const float* bias, float* y, int64_t m, int64_t k, int64_t n) {
+  if (bias)
+    for (int64_t i = 0; i < m; ++i) std::memcpy(y + i * n, bias, n * sizeof(float));
+  blasSgemm('T', 'N', n, m, k, 1.0f, w, k, x, k, bias ? 1.0f : 0.0f, y, n);
+}
+
+// Whether blasLinear applies: fp32 contiguous operands, 1-D bias, and the shapes for
+// which ATen takes exactly that call (N > 1: a one-column result uses another
+// orientation; ATen's own limits on int dimensions).
+bool blasLinearApplies(const at::Tensor& x, const at::Tensor& w, const at::Tensor& bias) {
+  if (!haveBlasSgemm() || x.scalar_type() != at::kFloat || w.scalar_type() != at::kFloat || !x.is_contiguous() ||
+      !w.is_contiguous() || w.dim() != 2)
+    return false;
+  const int64_t n = w.size(0), k = w.size(1);
+  if (x.dim() < 1 || x.size(-1) != k || k < 1 || n < 2 || k > INT_MAX || n > INT_MAX || x.numel() / k > INT_MAX)
+    return false;
+  return !bias.defined() || (bias.scalar_type() == at::kFloat && bias.dim() == 1 && bias.size(0) == n &&
+                             bias.is_contiguous() && isDenseCpu(bias));
+}
+
+// y = x W^T + b for weight `w` ([N, K]), its transposed view `wt` and `bias` (undefined
+// when absent).
+void runLinear(KernelContext& ctx, const at::Tensor& w, const at::Tensor& wt, const at::Tensor& bias) {
+  const at::Tensor& x = ctx.tensor(0);
+  const bool has_bias = bias.defined();
+  if (!isDenseCpu(x) || !isDenseCpu(w) || w.dim() != 2 || x.scalar_type() != w.scalar_type() ||
+      (has_bias && (!isDenseCpu(bias) || bias.scalar_type() != x.scalar_type()))) {
+    ctx.output(0) = at::linear(x, w, has_bias ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+    return;
+  }
+  const int64_t dim = x.dim();
+  if (dim >= 2 && blasLinearApplies(x, w, bias)) {
+    const int64_t n = w.size(0), k = w.size(1);
+    const int64_t m = x.numel() / k;
+    c10::SmallVector<int64_t, 6> out_sizes(x.sizes().begin(), x.sizes().end());
+    out_sizes.back() = n;
+    at::Tensor* o = retainedOut(ctx, 0, at::kFloat);
+    if (o) {
+      at::native::resize_(*o, out_sizes, c10::nullopt);
+      if (!o->is_contiguous()) o = nullptr;
+    }
+    if (!o) {
+      ctx.output(0) = at::empty(out_sizes, x.options());
+      o = &ctx.output(0).toTensor();
+    }
+    if (m > 0)
+      blasLinear(x.data_ptr<float>(), w.data_ptr<float>(), has_bias ? bias.data_ptr<float>() : nullptr,
+                 o->data_ptr<float>(), m, k, n);
+    return;
+  }
+  if (dim == 2) {
+    if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
+      if (has_bias)
+        at::cpu::addmm_out(*o, bias, x, wt);
+      else
+        at::cpu::mm_out(*o, x, wt);
+    } else {
+      ctx.output(0) = has_bias ? at::cpu::addmm(bias, x, wt) : at::cpu::mm(x, wt);
+    }
+    return;
+  }
+  if (dim < 3 || !x.is_contiguous() || x.size(-1) != w.size(1)) {
+    ctx.output(0) = at::linear(x, w, has_bias ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+    return;
+  }
+  // Contiguous N-D input: one GEMM over the flattened leading dims.
+  const int64_t k = x.size(-1);
+  const int64_t n_out = w.size(0);
+  const int64_t m = k == 0 ? 0 : x.numel() / k;
+  at::Tensor x2 = x.view({m, k});
+  c10::SmallVector<int64_t, 6> out_sizes(x.sizes().begin(), x.sizes().end());
+  out_sizes.back() = n_out;
+  at::Tensor* o = retainedOut(ctx, 0, x.scalar_type());
+  if (o && o->is_contiguous()) {
+    at::native::resize_(*o, out_sizes, c10::nullopt);
+    at::Tensor o2 = o->view({m, n_out});
+    if (has_bias)
+      at::cpu::addmm_out(o2, bias, x2, wt);
+    else
+      at::cpu::mm_out(o2, x2, wt);
+    return;
+  }
+  at::Tensor r = has_bias ? at::cpu::addmm(bias, x2, wt) : at::cpu::mm(x2, wt);
+  ctx.output(0) = r.view(out_sizes);
+}
+
+// --- linear at small batch: brisk's GEMM --------------------------------------------
+
+// Inputs of up to this many rows take the packed kernel, larger ones the BLAS. Measured
+// against MKL's sgemm_ as ATen calls it (tools/bench:kernel_bench, one thread, AMD Zen 5;
+// weights from 32x64 to 4096x1024): the packed kernel is 1.25-3.8x faster at 1-8 rows,
+// except a 10-column layer at one row (0.54x, 0.48 vs 0.26 us). Beyond 8 rows the BLAS's
+// cache blocking pays for its packing (it did with the earlier BLAS at 16 rows).
+constexpr int64_t kSmallGemmMaxRows = 8;
+
+// A frozen linear layer in small_gemm's packed layout.
+struct PackedLinear {
+  at::Tensor packed;  // smallGemmPackedSize(k, n) floats
+  at::Tensor bias;    // undefined, or n contiguous floats
+  int64_t k, n;
+};
+
+// Whether the packed kernel can serve this weight and bias at all (rows are checked per
+// call).
+bool smallGemmServes(const at::Tensor& w, const at::Tensor& bias) {
+  if (!smallGemmAvailable() || w.scalar_type() != at::kFloat || w.dim() != 2 || !isDenseCpu(w)) return false;
+  return !bias.defined() || (bias.scalar_type() == at::kFloat && bias.dim() == 1 && bias.size(0) == w.size(0) &&
+                             bias.is_contiguous() && isDenseCpu(bias));
+}
+
+PackedLinear packLinear(const at::Tensor& w, const at::Tensor& bias) {
+  // W^T[kk][j] = w[j][kk]
+  const int64_t n = w.size(0), k = w.size(1);
+  at::Tensor packed = at::empty({smallGemmPackedSize(k, n)}, w.options());
+  smallGemmPack(w.data_ptr<float>(), w.stride(1), w.stride(0), k, n, packed.data_ptr<float>());
+  return {packed, bias, k, n};
+}
+
+// y = x W^T + b through the packed kernel; false (nothing written) when x is not a
+// contiguous fp32 tensor [..., K] of at most kSmallGemmMaxRows rows.
+bool runSmallGemm(KernelContext& ctx, const PackedLinear& p) {
+  const at::Tensor& x = ctx.tensor(0);
+  if (x.scalar_type() != at::kFloat || !isDenseCpu(x) || x.dim() < 1 || x.size(-1) != p.k || !x.is_contiguous())
+    return false;
+  int64_t m = 1;
+  for (int64_t d = 0; d + 1 < x.dim(); ++d) m *= x.size(d);
+  if (m > kSmallGemmMaxRows) return false;
+  c10::SmallVector<int64_t, 6> out_sizes(x.sizes().begin(), x.sizes().end());
+  out_sizes.back() = p.n;
+  at::Tensor& y = sizedOut(ctx, out_sizes, x.options());
+  if (m == 0 || p.n == 0) return true;
+  const float* xp = x.data_ptr<float>();
+  const float* wp = p.packed.data_ptr<float>();
+  const float* bp = p.bias.defined() ? p.bias.data_ptr<float>() : nullptr;
+  float* yp = y.data_ptr<float>();
+  // Weight panels split across intra-op threads (any split gives the same bits).
+  forPlanes(smallGemmPanels(p.n), m * p.k * kSmallGemmPanelCols,
+            [&](int64_t begin, int64_t end) { smallGemm(xp, p.k, wp, bp, yp, p.n, m, p.k, p.n, begin, end); });
+  return true;
+}
+
+std::unique_ptr<Kernel> linear(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  at::Tensor w = constTensor(b, 1);
+  const bool const_bias = isConst(b, 2);
+  at::Tensor bias;
+  if (const_bias) {
+    const c10::IValue& bv = constant(b, 2);
+    if (bv.isTensor())
+      bias = bv.toTensor();
+    else if (!bv.isNone())
+      return nullptr;
+  }
+  if (w.defined() && const_bias && b.options().small_gemm && smallGemmServes(w, bias)) {
+    // Packed weight for small inputs; larger ones take ATen's addmm on the weight as
+    // given.
+    PackedLinear p = packLinear(w, bias);
+    at::Tensor wt = w.t();
+    return makeKernel(bias.defined() ? "brisk small_gemm (<= 8 rows) / at::cpu::addmm_out(bias, x, W^T)"
+                                     : "brisk small_gemm (<= 8 rows) / at::cpu::mm_out(x, W^T)",
+                      [p, w, wt, bias](KernelContext& ctx) {
+                        if (!runSmallGemm(ctx, p)) runLinear(ctx, w, wt, bias);
+                      });
+  }
+  if (w.defined() && w.dim() == 2 && isDenseCpu(w) && const_bias) {
+    at::Tensor wt = w.t();
+    return makeKernel(bias.defined() ? "sgemm_ / at::cpu::addmm_out(bias, x, W^T)" : "sgemm_ / at::cpu::mm_out(x, W^T)",
+                      [w, wt, bias](KernelContext& ctx) { runLinear(ctx, w, wt, bias); });
+  }
+  // Weight / bias computed at run time (e.g. attention's in-projection chunks).
+  return makeKernel("at::cpu::addmm_out(bias, x, W^T) (runtime weight)", [](KernelContext& ctx) {
+    const at::Tensor& w = ctx.tensor(1);
+    const c10::IValue& bv = ctx.input(2);
+    static const at::Tensor kNoBias;
+    const at::Tensor& bias = bv.isTensor() ? bv.toTensor() : kNoBias;
+    if (w.dim() != 2) {
+      ctx.output(0) = at::linear(ctx.tensor(0), w, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
+      return;
+    }
+    runLinear(ctx, w, w.t(), bias);
+  });
+}
+
+// --- mm / bmm / addmm / baddbmm / matmul -----------------------------------------------
+
+template <bool kBatched>
+std::unique_ptr<Kernel> mm(KernelBuildContext& b) {
+  if (numInputs(b) != 2) return nullptr;
+  return makeKernel(kBatched ? "at::cpu::bmm_out" : "at::cpu::mm_out", [](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    const at::Tensor& y = ctx.tensor(1);
+    if (!isDenseCpu(x) || !isDenseCpu(y) || x.scalar_type() != y.scalar_type()) {
+      ctx.output(0) = kBatched ? at::bmm(x, y) : at::mm(x, y);
+      return;
+    }
+    writeOut(
+        ctx, x.scalar_type(),
+        [&](at::Tensor& o) {
+          if (kBatched)
+            at::cpu::bmm_out(o, x, y);
+          else
+            at::cpu::mm_out(o, x, y);
+        },
+        [&] { return kBatched ? at::cpu::bmm(x, y) : at::cpu::mm(x, y); });
+  });
+}
+
+template <bool kBatched>
+std::unique_ptr<Kernel> addmm(KernelBuildContext& b) {
+  if (numInputs(b) != 5) return nullptr;
+  auto beta = constScalar(b, 3), alpha = constScalar(b, 4);
+  if (!beta || !alpha) return nullptr;
+  c10::Scalar be = *beta, al = *alpha;
+  return makeKernel(kBatched ? "at::cpu::baddbmm_out" : "at::cpu::addmm_out", [be, al](KernelContext& ctx) {
+    const at::Tensor& s = ctx.tensor(0);
+    const at::Tensor& x = ctx.tensor(1);
+    const at::Tensor& y = ctx.tensor(2);
+    if (!isDenseCpu(s) || !isDenseCpu(x) || !isDenseCpu(y) || x.scalar_type() != y.scalar_type() ||
+        s.scalar_type() != x.scalar_type()) {
+      ctx.output(0) = kBatched ? at::baddbmm(s, x, y, be, al) : at::addmm(s, x, y, be, al);
+      return;
+    }
+    writeOut(
+        ctx, x.scalar_type(),
+        [&](at::Tensor& o) {
+          if (kBatched)
+            at::cpu::baddbmm_out(o, s, x, y, be, al);
+          else
+            at::cpu::addmm_out(o, s, x, y, be, al);
+        },
+        [&] { return kBatched ? at::cpu::baddbmm(s, x, y, be, al) : at::cpu::addmm(s, x, y, be, al); });
+  });
+}
+
+std::unique_ptr<Kernel> matmul(KernelBuildContext& b) {
+  if (numInputs(b) != 2) return nullptr;
+  return makeKernel("at::native::matmul_out", [](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    const at::Tensor& y = ctx.tensor(1);
+    if (!isDenseCpu(x) || !isDenseCpu(y) || x.scalar_type() != y.scalar_type()) {
+      ctx.output(0) = at::matmul(x, y);
+      return;
+    }
+    writeOut(
+        ctx, x.scalar_type(), [&](at::Tensor& o) { at::native::matmul_out(x, y, o); },
+        [&] { return at::matmul(x, y); });
+  });
+}
+
+}  // namespace
+
+void registerLinear(PluginRegistrar& r) {
+  initBlas();
+  r.outVariant("aten::linear", linear);
+  r.outVariant("aten::mm", mm<false>);
+  r.outVariant("aten::bmm", mm<true>);
+  r.outVariant("aten::addmm", addmm<false>);
+  r.outVariant("aten::baddbmm", addmm<true>);
+  r.outVariant("aten::matmul", matmul);
+}
+
+}  // namespace brisk::ops_cpu::out

@@ -1,0 +1,41 @@
+#pragma once
+// The second operand of a binary elementwise kernel: a tensor input, or a Scalar input
+// wrapped as a 0-dim "wrapped number" tensor (as ATen does for the Scalar overloads, so
+// type promotion matches), precomputed at load when the scalar is a constant.
+#include <ATen/ScalarOps.h>
+
+#include "ops_cpu/out_variant/common.h"
+
+namespace brisk::ops_cpu::out {
+
+struct Operand {
+  bool is_scalar = false;
+  bool is_const = false;
+  size_t index = 0;
+  at::Tensor wrapped;
+
+  c10::MaybeOwned<at::Tensor> get(const KernelContext& ctx) const {
+    if (!is_scalar) return c10::MaybeOwned<at::Tensor>::borrowed(ctx.tensor(index));
+    if (is_const) return c10::MaybeOwned<at::Tensor>::borrowed(wrapped);
+    return c10::MaybeOwned<at::Tensor>::owned(at::native::wrapped_scalar_tensor(ctx.input(index).toScalar()));
+  }
+};
+
+inline Operand tensorOperand(size_t i) {
+  Operand o;
+  o.index = i;
+  return o;
+}
+
+inline Operand scalarOperand(KernelBuildContext& b, size_t i) {
+  Operand o;
+  o.is_scalar = true;
+  o.index = i;
+  if (auto s = constScalar(b, i)) {
+    o.is_const = true;
+    o.wrapped = at::native::wrapped_scalar_tensor(*s);
+  }
+  return o;
+}
+
+}  // namespace brisk::ops_cpu::out
