@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "core/frontend/archive_check.h"
+#include "core/frontend/tensor_bounds.h"
 #include "core/common/error.h"
 #include "core/graph/fold_attributes.h"
 #include "core/graph/graph.h"

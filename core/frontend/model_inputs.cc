@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "core/frontend/archive_check.h"
+#include "core/frontend/tensor_bounds.h"
 #include "core/common/error.h"
 #include "core/common/file_check.h"
 

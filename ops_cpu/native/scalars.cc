@@ -90,10 +90,8 @@ int64_t stringFind(std::string string, const std::string& substr, int64_t start,
   return result;
 }
 
-}  // namespace
-
-void registerScalarKernels(PluginRegistrar& r) {
-  // Arithmetic.
+// Arithmetic.
+void registerArithmetic(PluginRegistrar& r) {
   BRISK_NUM_OVERLOADS(r, "aten::add", a + b);
   BRISK_NUM_OVERLOADS(r, "aten::sub", a - b);
   BRISK_NUM_OVERLOADS(r, "aten::mul", a * b);
@@ -110,8 +108,10 @@ void registerScalarKernels(PluginRegistrar& r) {
   unary<double>(r, "aten::sqrt.float", [](double a) { return std::sqrt(a); });
   BRISK_NUM_OVERLOADS(r, "prim::min", a < b ? a : b);
   BRISK_NUM_OVERLOADS(r, "prim::max", a > b ? a : b);
+}
 
-  // Comparisons.
+// Comparisons and booleans.
+void registerComparisons(PluginRegistrar& r) {
   BRISK_NUM_OVERLOADS(r, "aten::eq", a == b);
   BRISK_NUM_OVERLOADS(r, "aten::ne", a != b);
   BRISK_NUM_OVERLOADS(r, "aten::lt", a < b);
@@ -121,13 +121,15 @@ void registerScalarKernels(PluginRegistrar& r) {
   binary<bool, bool>(r, "aten::eq.bool", [](bool a, bool b) { return a == b; });
   binary<bool, bool>(r, "aten::ne.bool", [](bool a, bool b) { return a != b; });
 
-  // Booleans.
   unary<bool>(r, "aten::__not__", [](bool a) { return !a; });
   binary<bool, bool>(r, "aten::__and__.bool", [](bool a, bool b) { return a && b; });
   binary<bool, bool>(r, "aten::__or__.bool", [](bool a, bool b) { return a || b; });
   binary<bool, bool>(r, "aten::__xor__.bool", [](bool a, bool b) { return a != b; });
+}
 
-  // Strings (cheap ones only; formatting stays with the interpreter's ops).
+// Strings (cheap ones only; formatting stays with the interpreter's ops), range()
+// helpers and identity.
+void registerStrings(PluginRegistrar& r) {
   reg(r, "aten::add.str",
       [](KernelContext& ctx) { ctx.output(0) = ctx.input(0).toStringRef() + ctx.input(1).toStringRef(); });
   reg(r, "aten::len.str",
@@ -167,8 +169,10 @@ void registerScalarKernels(PluginRegistrar& r) {
   reg(r, "aten::__is__", [](KernelContext& ctx) { ctx.output(0) = ctx.input(0).is(ctx.input(1)); });
   reg(r, "aten::__isnot__", [](KernelContext& ctx) { ctx.output(0) = !ctx.input(0).is(ctx.input(1)); });
   reg(r, "prim::Uninitialized", [](KernelContext& ctx) { ctx.output(0) = c10::IValue::uninitialized(); });
+}
 
-  // Conversions.
+// Conversions between tensors and numbers.
+void registerConversions(PluginRegistrar& r) {
   reg(r, "aten::Int.Tensor", [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).item<int64_t>(); });
   reg(r, "aten::Int.float",
       [](KernelContext& ctx) { ctx.output(0) = static_cast<int64_t>(ctx.input(0).toDouble()); });
@@ -212,6 +216,15 @@ void registerScalarKernels(PluginRegistrar& r) {
       [](KernelContext& ctx) { ctx.output(0) = c10::scalar_to_tensor(ctx.input(0).toScalar()); });
   reg(r, "prim::NumToTensor.bool",
       [](KernelContext& ctx) { ctx.output(0) = c10::scalar_to_tensor(at::Scalar(ctx.input(0).toBool())); });
+}
+
+}  // namespace
+
+void registerScalarKernels(PluginRegistrar& r) {
+  registerArithmetic(r);
+  registerComparisons(r);
+  registerStrings(r);
+  registerConversions(r);
 }
 
 }  // namespace brisk::ops_cpu::native
