@@ -1,6 +1,7 @@
 #include "core/graph/liveness.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/graph/graph.h"
 
@@ -45,8 +46,8 @@ BlockLiveness::BlockLiveness(const Block& block, const std::vector<uint8_t>& ret
   }
   for (auto& [id, l] : values_)
     if (l.last_use == ValueLiveness::kNoStep) l.last_use = l.def;  // unused: dies at once
-  std::unordered_map<uint32_t, bool> returned;
-  for (const Value* r : block.returns()) returned[r->id()] = true;
+  std::unordered_set<uint32_t> returned;
+  for (const Value* r : block.returns()) returned.insert(r->id());
   for (auto& [id, l] : values_) {
     l.released = l.last_use != ValueLiveness::kNoStep && !retained[id] && !returned.count(id);
     if (l.released) released_after_[l.last_use].push_back(id);
