@@ -81,8 +81,6 @@ struct ExecutionPlan {
   std::vector<std::unique_ptr<Kernel>> kernels;
   // The layout algorithm chosen by Options::planner (from planners::PlannerRegistry).
   const planners::LayoutAlgorithm* layout = nullptr;
-
-  const uint32_t* ptr(uint32_t offset) const { return indices.data() + offset; }
 };
 
 }  // namespace brisk

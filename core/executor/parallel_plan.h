@@ -20,7 +20,7 @@
 
 namespace brisk {
 
-class Graph;
+class BlockLiveness;
 struct ExecBlock;
 
 struct ParallelSchedule {
@@ -35,9 +35,9 @@ struct ParallelSchedule {
   size_t barriers = 0;                 // steps treated as barriers (for inspect/tests)
 };
 
-// Builds `block.parallel` and `block.managed_conflicts` (call after planManagedValues).
-// Leaves both empty when no two steps of the block are independent (a chain): the
-// serial executor is then strictly better.
-void planParallelBlock(const Graph& graph, const std::vector<uint8_t>& retained, ExecBlock& block);
+// Builds `block.parallel` and `block.managed_conflicts` from the block's liveness (call
+// after planManagedValues). Leaves both empty when no two steps of the block are
+// independent (a chain): the serial executor is then strictly better.
+void planParallelBlock(const BlockLiveness& live, ExecBlock& block);
 
 }  // namespace brisk

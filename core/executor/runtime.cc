@@ -6,6 +6,7 @@
 #include "core/executor/execution_plan.h"
 #include "core/graph/graph.h"
 #include "core/executor/module.h"
+#include "core/memory/block_memory.h"
 #include "core/memory/output_arena.h"
 #include "core/executor/parallel_executor.h"
 #include "core/executor/profiler.h"

@@ -156,14 +156,6 @@ void Graph::finalize() {
   }
 }
 
-void collectReads(const Node* n, std::vector<const Value*>& out) {
-  for (const Value* v : n->inputs()) out.push_back(v);
-  for (const auto& b : n->blocks()) {
-    for (const Node* inner : b->nodes()) collectReads(inner, out);
-    for (const Value* r : b->returns()) out.push_back(r);
-  }
-}
-
 std::string Graph::str() const {
   std::ostringstream os;
   os << "graph " << name_ << "(";

@@ -182,9 +182,4 @@ class Graph {
   std::unique_ptr<Block> top_;
 };
 
-// Appends the values `n` reads: its inputs and, for nodes with sub-blocks, everything
-// those blocks read (their nodes' inputs and their returns). Liveness and memory
-// planning count such nested reads as reads by `n` itself.
-void collectReads(const Node* n, std::vector<const Value*>& out);
-
 }  // namespace brisk

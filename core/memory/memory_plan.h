@@ -7,9 +7,9 @@
 // steps during which it, or any value that may alias it (views, containers: the edges
 // of escape analysis), is read. Uses inside nested blocks count at the enclosing step.
 //
-// Run time (BlockMemory, one per Runtime and block with managed tensors): the block's
-// first run is the profile run (kernels allocate as usual). At its end each managed
-// tensor's storage size is recorded (tensors sharing a storage are planned once, with
+// Run time (BlockMemory, core/memory/block_memory.h, one per Runtime and block with
+// managed tensors): the block's first run is the profile run (kernels allocate as
+// usual). At its end each managed tensor's storage size is recorded (tensors sharing a storage are planned once, with
 // the union of their ranges), the layout algorithm places them, and one slab is
 // allocated. Before every later run of the block each managed storage is pointed into
 // the slab at its offset; after the block it is detached again (null data, 0 bytes),
@@ -27,24 +27,16 @@
 // as the thread's AllocationHook (core/memory/capture_allocator.h) while the block runs, serves
 // the allocation that becomes the result at the value's planned offset.
 //
-// Lean profile run: in the profile run every managed tensor is a separate allocation
-// and, being retained, would stay alive until the block ends, so that run's peak would
-// be the sum of all managed tensors rather than the largest live set. Instead, on each
-// large allocation during the profile run of a serial block, managed tensors whose
-// last reader has already run (their last step is before the newest managed producer
-// that has run) record their size and give their storage back at once.
-#include <ATen/core/ivalue.h>
-#include <c10/core/Allocator.h>
-
+// Lean profile run (core/memory/profile_run.h): managed tensors whose last reader has
+// run give their storage back during the profile run, so its peak is the largest live
+// set rather than the sum of all managed tensors.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
-#include "core/memory/capture_allocator.h"
-#include "planners/layout.h"
-
 namespace brisk {
 
+class BlockLiveness;
 class Graph;
 struct ExecBlock;
 
@@ -76,120 +68,9 @@ struct MemoryStats {
   uint64_t output_arena_second_blocks = 0;
 };
 
-// Load time: fills `block.managed` from the plan's retained values (per slot).
-void planManagedValues(const Graph& graph, const std::vector<uint8_t>& retained, ExecBlock& block);
-
-// Run time: one block's slab and managed tensors in one Runtime. Not thread-safe (a
-// Runtime runs on one thread at a time).
-class BlockMemory final : public AllocationHook {
- public:
-  // plan_scratch: Options::plan_kernel_scratch.
-  BlockMemory(const ExecBlock& block, const planners::LayoutAlgorithm& layout, bool plan_scratch = true);
-  ~BlockMemory();
-  BlockMemory(const BlockMemory&) = delete;
-  BlockMemory& operator=(const BlockMemory&) = delete;
-
-  // Before the block's first step: points managed storages into the slab.
-  void prepare(c10::IValue* slots);
-  // After its last step: records sizes, detaches storages, (re)plans when needed.
-  // Returns true when the layout changed.
-  bool finish(c10::IValue* slots);
-  // After a failed run: detaches (or copies out, if shared) and clears managed slots.
-  void abort(c10::IValue* slots) noexcept;
-
-  void addStats(MemoryStats& s) const;
-
-  // OutputCapture (core/kernels/output_capture.h), on the thread running the block: the kernel
-  // producing `slot` is about to allocate its result / has produced `result`. Returns
-  // the managed index, or -1 when `slot` is not a managed value of this block.
-  int32_t beginCapture(uint32_t slot) noexcept;
-  // Same, for a kernel running on `slots` (another Runtime's slots, e.g. a fork child
-  // run inline on this thread, are never this block's).
-  int32_t beginCaptureFor(const c10::IValue* slots, uint32_t slot) noexcept {
-    return slots == run_slots_ ? beginCapture(slot) : -1;
-  }
-  void endCapture(int32_t index, const at::Tensor& result) noexcept;
-  // AllocationHook: serves the armed capture; drives the lean profile run.
-  void* serve(size_t nbytes) override;
-  void allocated(size_t nbytes, void* p) override;
-  // The profile run (before the first layout) maps its large allocations: see
-  // AllocationHook::mapLarge.
-  bool mapLarge(size_t nbytes) override;
-
- private:
-  void freeDeadDuringProfile();
-  void releaseSlab();
-  bool slowFinish(c10::IValue* slots);
-  void replan();
-  bool inSlab(const void* p) const {
-    auto* b = static_cast<const char*>(slab_.get());
-    auto* c = static_cast<const char*>(p);
-    return b && c >= b && c < b + slab_bytes_;
-  }
-
-  // Per managed value (active ones: evicted values are moved to evicted_slots_).
-  std::vector<uint32_t> orig_;  // index into ExecBlock::managed (for conflicts_)
-  std::vector<uint32_t> slot_;
-  std::vector<uint32_t> first_, last_;
-  std::vector<int32_t> group_;     // index into the plan's groups, -1 = not placed
-  std::vector<size_t> max_bytes_;  // largest storage size seen
-  std::vector<c10::StorageImpl*> cur_;  // scratch for finish()
-  // Per group (one storage): offset in the slab and planned bytes.
-  std::vector<size_t> offset_, bytes_;
-  bool singletons_ = true;  // every group has one managed value
-  std::vector<uint32_t> evicted_slots_;  // cleared after every run, never placed
-
-  c10::DataPtr slab_;
-  size_t slab_bytes_ = 0;
-  size_t lower_bound_ = 0;
-  size_t placed_ = 0;
-  bool planned_ = false;
-  uint64_t plans_ = 0, replans_ = 0, evictions_ = 0;
-
-  // Capture of allocating kernels' outputs, per managed value: the ordinal (in the
-  // kernel call's allocation sequence) and size of the allocation that became the
-  // result; kLearn = learn on the next call, kNever = its result is not capturable.
-  static constexpr int32_t kLearn = -2, kNever = -1;
-  std::vector<int32_t> capture_ordinal_;
-  std::vector<size_t> capture_bytes_;
-  // The call's other allocations (oneDNN's reorder buffers, weights in its layout):
-  // the learned sizes of the call's allocation sequence, their total (64-byte aligned,
-  // the result excluded) and the slab group planned for them, alive only during the
-  // producer's step, so they share bytes with tensors dead by then instead of growing
-  // the heap. Only an allocation with the learned ordinal and size is served from it.
-  // Group -1: no scratch (none needed, or a parallel block).
-  std::vector<std::vector<size_t>> call_sizes_;
-  std::vector<size_t> scratch_need_;
-  std::vector<int32_t> scratch_group_;
-  std::vector<int32_t> index_of_slot_;  // slot -> managed index, -1 = not managed
-  void rebuildSlotIndex();
-  // The armed call (one at a time per block: kernels run one after another on the
-  // block's thread). arm_at_ == null: learning (recording) instead of serving.
-  int32_t arm_index_ = -1;
-  uint32_t arm_count_ = 0;
-  void* arm_at_ = nullptr;
-  char* scratch_at_ = nullptr;                          // serving: next free scratch byte
-  char* scratch_end_ = nullptr;
-  static constexpr uint32_t kRecorded = 32;
-  void* rec_ptr_[kRecorded] = {};
-  size_t rec_bytes_[kRecorded] = {};
-  size_t captured_ = 0, misses_ = 0, scratch_served_ = 0;  // this run
-  size_t last_captured_ = 0, last_misses_ = 0, last_scratch_served_ = 0;  // latest finished run
-  size_t scratch_bytes_ = 0;  // planned scratch (sum over groups)
-  // Running the block: the slots, and the hook this one replaced on the thread.
-  c10::IValue* run_slots_ = nullptr;
-  AllocationHook* prev_hook_ = nullptr;
-  bool hooked_ = false;
-  bool force_replan_ = false;  // a new slab is needed (the old one was abandoned)
-  // Lean profile run (serial blocks only: under the parallel executor "ran before" is
-  // not a step-order fact).
-  bool lean_ = true;
-  std::vector<uint8_t> freed_;  // per managed value: storage given back this profile run
-  size_t profile_live_ = 0, profile_peak_ = 0, profile_total_ = 0;
-  // ExecBlock::managed_conflicts (parallel blocks), over ExecBlock::managed indices.
-  planners::ConflictFn conflicts_;
-  bool plan_scratch_ = true;
-  const planners::LayoutAlgorithm* layout_;
-};
+// Load time: fills `block.managed` from the plan's retained values (per slot), following
+// each through the values that may alias it over the block's liveness.
+void planManagedValues(const Graph& graph, const BlockLiveness& live, const std::vector<uint8_t>& retained,
+                       ExecBlock& block);
 
 }  // namespace brisk

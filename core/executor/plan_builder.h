@@ -1,0 +1,47 @@
+#pragma once
+// Load time: turns a Module's Graph into its ExecutionPlan.
+#include <memory>
+#include <vector>
+
+#include "core/executor/module.h"
+#include "core/graph/graph.h"
+
+namespace brisk {
+
+class BlockLiveness;
+
+// Builds a Module's execution plan: chooses every node's kernel, compiles blocks into
+// flat step arrays, decides which outputs are reused across runs and where each value
+// dies. Load-time only.
+class ModuleBuilder {
+ public:
+  ModuleBuilder(Module& m, Registries& registries) : m_(m), registries_(registries) {}
+
+  void build();
+
+  const ExecBlock* compileBlock(const Block& block);
+  std::shared_ptr<Module> buildChild(const Graph& subgraph);
+  const std::vector<const Kernel*>& kernelOfNode() const { return kernel_of_node_; }
+
+ private:
+  std::unique_ptr<Kernel> chooseKernel(const Node& node);
+  void choosePlanner();
+  void decideRetention();
+  void addReleases(ExecBlock& eb, const BlockLiveness& live);
+  uint32_t pushIndices(const std::vector<Value*>& values) {
+    auto begin = static_cast<uint32_t>(m_.plan_.indices.size());
+    for (const Value* v : values) m_.plan_.indices.push_back(v->id());
+    return begin;
+  }
+
+  Module& m_;
+  Registries& registries_;
+  std::vector<uint8_t> escapes_;
+  std::vector<const Kernel*> kernel_of_node_;
+};
+
+// A node whose kernel may write its result into a free input (core/graph/inplace_reuse.h):
+// annotated, and served by a plugin kernel (a fallback runs the functional op).
+bool runsInPlace(const Node& n, const Kernel& k);
+
+}  // namespace brisk
