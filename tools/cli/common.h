@@ -23,15 +23,14 @@ struct LoadedModel {
 LoadedModel loadModel(const ModelLocation& location, const Options& options);
 
 // The TorchScript interpreter's output on `inputs` (for `run --check` and bench's
-// check). Its failures become a brisk::Error naming the model, so the user learns the
-// inputs, not brisk, are what the interpreter rejected.
+// check). Its failures become a brisk::Error naming the model: they are the inputs'
+// fault, not brisk's, and the CLI prints brisk::Errors as one line.
 c10::IValue runInterpreter(const JitReference& ref, const ModelInputs& inputs, const std::string& model_path);
 
 // "plugins loaded: ops_cpu (/path/libbrisk_ops_cpu.so)" style list; "none" when empty.
 std::string describePlugins();
 
-// The first positional (MODEL), or "" when none; more than `max` positionals is a
-// usage error.
+// The first positional (MODEL), or "" when none; more than one is a usage error.
 std::string modelArg(const std::vector<std::string>& positional, const char* command);
 
 }  // namespace brisk::cli
