@@ -5,9 +5,11 @@
 
 #include "core/graph/graph.h"
 #include "core/frontend/model_inputs.h"
-#include "tools/cli/model_locator.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/model_locator.h"
 #include "tools/cli/common.h"
+#include "tools/cli/format.h"
+#include "tools/cli/module_stats.h"
 #include "tools/cli/options_flags.h"
 #include "tools/cli/settings.h"
 
@@ -33,8 +35,47 @@ struct InspectFlags {
   }
 };
 
-std::string pad(const std::string& s, size_t width) {
-  return s.size() >= width ? s : s + std::string(width - s.size(), ' ');
+// The per-node table (indented by block depth) and the "kernels:" count line.
+void printNodes(const std::vector<NodeKernelInfo>& report) {
+  size_t w_index = 1, w_op = 2, w_kind = 4, w_provider = 8;
+  for (const auto& n : report) {
+    w_index = std::max(w_index, 2 * static_cast<size_t>(n.depth) + 1 + std::to_string(n.node_index).size());
+    w_op = std::max(w_op, n.op.size());
+    w_kind = std::max(w_kind, std::string(kernelKindName(n.kind)).size());
+    w_provider = std::max(w_provider, n.provider.size());
+  }
+  std::cout << "\nnodes (" << report.size() << "):\n"
+            << "  " << padRight("#", w_index) << "  " << padRight("op", w_op) << "  " << padRight("kind", w_kind)
+            << "  " << padRight("provider", w_provider) << "  detail\n";
+  size_t by_kind[kNumKernelKinds] = {};
+  for (const auto& n : report) {
+    std::string idx = std::string(2 * static_cast<size_t>(std::max(0, n.depth)), ' ') + "#" +
+                      std::to_string(n.node_index);
+    std::cout << "  " << padRight(idx, w_index) << "  " << padRight(n.op, w_op) << "  "
+              << padRight(kernelKindName(n.kind), w_kind) << "  " << padRight(n.provider, w_provider) << "  "
+              << n.detail << "\n";
+    by_kind[static_cast<int>(n.kind)]++;
+  }
+  std::cout << "\nkernels:";
+  for (int k = 0; k < kNumKernelKinds; ++k)
+    std::cout << " " << kernelKindName(static_cast<KernelKind>(k)) << "=" << by_kind[k];
+  std::cout << " (total " << report.size() << ")\n";
+}
+
+// The ops that fell back to the TorchScript operator, most frequent first.
+void printFallbackOps(const std::vector<NodeKernelInfo>& report) {
+  std::map<std::string, size_t> fallback_ops;
+  for (const auto& n : report)
+    if (n.kind == KernelKind::kFallback) fallback_ops[n.op]++;
+  std::cout << "fallback ops:";
+  if (fallback_ops.empty()) {
+    std::cout << " none\n";
+    return;
+  }
+  std::cout << "\n";
+  std::vector<std::pair<std::string, size_t>> ops(fallback_ops.begin(), fallback_ops.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  for (const auto& [op, count] : ops) std::cout << "  " << op << " x" << count << "\n";
 }
 
 }  // namespace
@@ -72,46 +113,15 @@ int inspectCommand(const std::vector<std::string>& args) {
             << "plugins: " << describePlugins() << "\n"
             << "options: " << describeOptions(mod.options()) << "\n";
 
-  std::vector<NodeKernelInfo> report = mod.kernelReport();
-  size_t w_index = 1, w_op = 2, w_kind = 4, w_provider = 8;
-  for (const auto& n : report) {
-    w_index = std::max(w_index, 2 * static_cast<size_t>(n.depth) + 1 + std::to_string(n.node_index).size());
-    w_op = std::max(w_op, n.op.size());
-    w_kind = std::max(w_kind, std::string(kernelKindName(n.kind)).size());
-    w_provider = std::max(w_provider, n.provider.size());
-  }
-  std::cout << "\nnodes (" << report.size() << "):\n"
-            << "  " << pad("#", w_index) << "  " << pad("op", w_op) << "  " << pad("kind", w_kind) << "  "
-            << pad("provider", w_provider) << "  detail\n";
-  std::map<std::string, size_t> fallback_ops;
-  size_t by_kind[kNumKernelKinds] = {};
-  for (const auto& n : report) {
-    std::string idx = std::string(2 * static_cast<size_t>(std::max(0, n.depth)), ' ') + "#" +
-                      std::to_string(n.node_index);
-    std::cout << "  " << pad(idx, w_index) << "  " << pad(n.op, w_op) << "  " << pad(kernelKindName(n.kind), w_kind)
-              << "  " << pad(n.provider, w_provider) << "  " << n.detail << "\n";
-    by_kind[static_cast<int>(n.kind)]++;
-    if (n.kind == KernelKind::kFallback) fallback_ops[n.op]++;
-  }
-
-  std::cout << "\nkernels:";
-  for (int k = 0; k < kNumKernelKinds; ++k)
-    std::cout << " " << kernelKindName(static_cast<KernelKind>(k)) << "=" << by_kind[k];
-  std::cout << " (total " << report.size() << ")\n";
+  const std::vector<NodeKernelInfo> report = mod.kernelReport();
+  printNodes(report);
   if (!f.no_profile) {
     // The memory plan exists only after a profile run on real inputs.
     ModelInputs inputs = loadInputs(locateInputs(m.location, f.inputs));
     mod.run(inputs.args, inputs.kwargs);
   }
-  std::cout << "module stats: " << describeStats(mod.stats()) << "\n";
-  std::cout << "fallback ops:";
-  if (fallback_ops.empty()) std::cout << " none\n";
-  else {
-    std::cout << "\n";
-    std::vector<std::pair<std::string, size_t>> ops(fallback_ops.begin(), fallback_ops.end());
-    std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-    for (const auto& [op, count] : ops) std::cout << "  " << op << " x" << count << "\n";
-  }
+  std::cout << "module stats: " << moduleStatsText(mod.stats()) << "\n";
+  printFallbackOps(report);
   if (f.graph) std::cout << "\ngraph:\n" << mod.graph().str() << "\n";
   return kExitOk;
 }

@@ -19,9 +19,7 @@
 #include "core/common/error.h"
 #include "core/executor/module.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/common.h"
-#include "tools/cli/json.h"
-#include "tools/cli/settings.h"
+#include "tools/cli/format.h"
 #include "tools/jit_reference.h"
 
 namespace brisk::cli {
@@ -69,8 +67,7 @@ std::string MemoryBenchFlags::inputsFlag(const ModelLocation& model, const std::
     ::closedir(d);
   }
   std::sort(found.begin(), found.end());
-  std::string have;
-  for (const std::string& b : found) have += (have.empty() ? "" : ", ") + b;
+  const std::string have = join(found, ", ");
   throw Error("no batch-" + std::to_string(batch) + " inputs for " + model.name + " (looked for " + path + "; " +
               (have.empty() ? std::string("no batch sizes bundled") : "bundled batch sizes: " + have) + ")");
 }
@@ -147,8 +144,6 @@ int memoryProbeChild(const std::string& executor, const std::string& model_path,
 
 // --- parent ----------------------------------------------------------------------------
 
-namespace {
-
 std::string selfExe() {
   char buf[4096];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -156,6 +151,8 @@ std::string selfExe() {
   buf[n] = 0;
   return buf;
 }
+
+namespace {
 
 // Runs argv (argv[0] = path) with stdout captured; stderr is inherited, so a failing
 // child's one-line error reaches the user. Returns the exit status (-1: signal).
@@ -203,25 +200,6 @@ size_t field(const std::map<std::string, std::string>& kv, const std::string& ke
   if (it == kv.end()) throw Error("memory probe: no " + key + " in the child's line: " + line);
   return static_cast<size_t>(std::stoull(it->second));
 }
-
-double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
-
-size_t medianOf(std::vector<size_t> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::string pad(const std::string& s, size_t w) { return s.size() >= w ? s + " " : s + std::string(w - s.size(), ' '); }
-std::string lpad(const std::string& s, size_t w) { return s.size() >= w ? " " + s : std::string(w - s.size(), ' ') + s; }
-std::string plus(double v) { return (v >= 0 ? "+" : "") + fixed(v, 1); }
-
-const char* displayName(const std::string& executor) {
-  if (executor == kProbeBriskNoPlanning) return "brisk (no planning)";
-  return executor.c_str();
-}
-
 }  // namespace
 
 MemorySample probeMemoryInChild(const std::string& exe, const std::vector<std::string>& bench_args,
@@ -248,75 +226,6 @@ MemorySample probeMemoryInChild(const std::string& exe, const std::vector<std::s
   s.steady_peak = field(kv, "steady_kib", line) * 1024;
   s.end = field(kv, "end_kib", line) * 1024;
   return s;
-}
-
-std::string runMemoryComparison(const MemoryBenchFlags& flags, const std::vector<std::string>& bench_args,
-                                std::ostream& out) {
-  std::vector<std::string> executors{kProbeBrisk, kProbeInterpreter};
-  if (flags.compare_planning) executors.push_back(kProbeBriskNoPlanning);
-  const std::string exe = selfExe();
-  // The child must measure the same inputs and iteration count as asked here.
-  std::vector<std::string> args = bench_args;
-  args.push_back("--memory-iters");
-  args.push_back(std::to_string(flags.memory_iters));
-
-  const Settings settings = currentSettings();
-  out << "\nmemory: peak RSS increase over the loaded model (MiB), one process per measurement, "
-      << flags.memory_runs << " process(es) per executor x " << flags.memory_iters
-      << " inferences, medians; baseline = RSS after load, inputs and malloc_trim\n"
-      << "memory settings: OMP_NUM_THREADS=" << settings.omp_num_threads
-      << " MKL_NUM_THREADS=" << settings.mkl_num_threads << " GLIBC_TUNABLES=" << settings.glibc_tunables
-      << " at::get_num_threads=" << settings.at_threads << "\n";
-  out.flush();
-
-  std::vector<std::vector<MemorySample>> samples(executors.size());
-  for (int64_t r = 0; r < flags.memory_runs; ++r)
-    for (size_t k = 0; k < executors.size(); ++k) {
-      const size_t e = (static_cast<size_t>(r) + k) % executors.size();  // rotating order
-      samples[e].push_back(probeMemoryInChild(exe, args, executors[e]));
-    }
-
-  out << pad("executor", 21) << lpad("peak_mib", 10) << lpad("first_run_mib", 15) << lpad("steady_mib", 12)
-      << lpad("end_mib", 10) << lpad("baseline_mib", 14) << lpad("peak_min..max", 16) << "\n";
-  std::vector<std::string> rows;
-  std::vector<size_t> peaks(executors.size());
-  for (size_t e = 0; e < executors.size(); ++e) {
-    std::vector<size_t> peak, first, steady, end, base;
-    for (const MemorySample& s : samples[e]) {
-      peak.push_back(s.peak());
-      first.push_back(s.first_peak);
-      steady.push_back(s.steady_peak);
-      end.push_back(s.end);
-      base.push_back(s.baseline);
-    }
-    peaks[e] = medianOf(peak);
-    const auto [lo, hi] = std::minmax_element(peak.begin(), peak.end());
-    out << pad(displayName(executors[e]), 21) << lpad(plus(mib(peaks[e])), 10)
-        << lpad(plus(mib(medianOf(first))), 15) << lpad(plus(mib(medianOf(steady))), 12)
-        << lpad(plus(mib(medianOf(end))), 10) << lpad(fixed(mib(medianOf(base)), 1), 14)
-        << lpad(fixed(mib(*lo), 1) + ".." + fixed(mib(*hi), 1), 16) << "\n";
-    std::vector<std::string> peaks_json;
-    for (size_t p : peak) peaks_json.push_back(json::num(mib(p)));
-    rows.push_back(json::Object()
-                       .add("executor", json::str(executors[e]))
-                       .add("peak_mib", json::num(mib(peaks[e])))
-                       .add("first_run_mib", json::num(mib(medianOf(first))))
-                       .add("steady_mib", json::num(mib(medianOf(steady))))
-                       .add("end_mib", json::num(mib(medianOf(end))))
-                       .add("baseline_mib", json::num(mib(medianOf(base))))
-                       .add("peak_mib_per_process", json::array(peaks_json))
-                       .done());
-  }
-  const double ratio = peaks[1] ? static_cast<double>(peaks[0]) / static_cast<double>(peaks[1]) : 0.0;
-  out << "memory ratio brisk/interpreter (peak increase): " << fixed(ratio, 3) << " (<1 means brisk uses less)\n";
-  out.flush();
-  return json::Object()
-      .add("processes_per_executor", json::num(static_cast<long long>(flags.memory_runs)))
-      .add("inferences_per_process", json::num(static_cast<long long>(flags.memory_iters)))
-      .add("settings", settingsJson(settings))
-      .add("executors", json::array(rows))
-      .add("ratio_brisk_interpreter", json::num(ratio))
-      .done();
 }
 
 }  // namespace brisk::cli

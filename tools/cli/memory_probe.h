@@ -69,11 +69,8 @@ int memoryProbeChild(const std::string& executor, const std::string& model_path,
 MemorySample probeMemoryInChild(const std::string& exe, const std::vector<std::string>& bench_args,
                                 const std::string& executor);
 
-// The whole `bench --memory` section: `flags.memory_runs` processes per executor
-// (brisk, the interpreter, and brisk without planning when flags.compare_planning) in
-// rotating order; prints the table to `out` and returns it as a JSON object.
-std::string runMemoryComparison(const MemoryBenchFlags& flags, const std::vector<std::string>& bench_args,
-                                std::ostream& out);
+// This executable's path (/proc/self/exe): the parent re-executes it for each probe.
+std::string selfExe();
 
 // VmRSS / VmHWM of this process in bytes (0 when /proc is unavailable).
 size_t currentRss();

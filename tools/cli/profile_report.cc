@@ -1,8 +1,6 @@
 #include "tools/cli/profile_report.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <fstream>
 #include <ostream>
 #include <set>
@@ -11,21 +9,13 @@
 #include "core/graph/graph.h"
 #include "core/executor/module.h"
 #include "core/executor/run_options.h"
+#include "tools/cli/format.h"
 #include "tools/cli/json.h"
+#include "tools/cli/stats.h"
+#include "tools/cli/timing.h"
 
 namespace brisk::cli {
 namespace {
-
-double medianOf(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-double elapsedUs(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // Same rule as Profiler::kernelMicros: control nodes' time is other nodes' or waiting.
 bool isLeaf(const Node& n) { return n.blocks().empty() && n.kind() != "prim::fork" && n.kind() != "aten::wait"; }
@@ -33,19 +23,6 @@ bool isLeaf(const Node& n) { return n.blocks().empty() && n.kind() != "prim::for
 // One run on a fresh argument vector (Module::run moves from its args).
 void runOnce(const Module& module, const ModelInputs& inputs, const RunOptions& options) {
   (void)module.run(inputs.args, inputs.kwargs, options);
-}
-
-std::string fmt(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
-  return buf;
-}
-
-std::string padRight(const std::string& s, size_t w) {
-  return s.size() >= w ? s : s + std::string(w - s.size(), ' ');
-}
-std::string padLeft(const std::string& s, size_t w) {
-  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
 }
 
 // Node text can be hundreds of characters (long constant lists); a table row keeps the head.
@@ -57,6 +34,17 @@ std::string nodeText(const Profiler::Stat& s, const std::string& top) {
   std::string where = s.model.rfind(top, 0) == 0 ? s.model.substr(top.size()) : s.model;
   if (!where.empty() && where[0] == '/') where.erase(0, 1);
   return where.empty() ? s.node : "[" + where + "] " + s.node;
+}
+
+// The columns both profile tables share: time, share of kernel time, calls, kind, provider.
+std::string statHeader() {
+  return "  " + padLeft("us/run", 10) + padLeft("%", 7) + padLeft("calls/run", 11) + "  " + padRight("kind", 12) +
+         padRight("provider", 13);
+}
+std::string statCells(const Profiler::Stat& s, double runs, double kernel_total) {
+  return "  " + padLeft(fixed(s.total_us / runs, 1), 10) + padLeft(fixed(100.0 * s.total_us / kernel_total, 1), 7) +
+         padLeft(fixed(static_cast<double>(s.calls) / runs, 1), 11) + "  " +
+         padRight(s.kind.empty() ? "-" : s.kind, 12) + padRight(s.provider.empty() ? "-" : s.provider, 13);
 }
 
 std::string statJson(const Profiler::Stat& s, const ProfileReport& r, bool per_node) {
@@ -87,27 +75,14 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
   // Warm-up: the first run records shapes and lays out the memory plan; it is not
   // representative of steady state.
   runOnce(module, inputs, RunOptions{});
-  if (unprofiled_p50_us < 0) {
-    std::vector<double> t;
-    for (int64_t i = 0; i < runs; ++i) {
-      const auto t0 = std::chrono::steady_clock::now();
-      runOnce(module, inputs, RunOptions{});
-      t.push_back(elapsedUs(t0));
-    }
-    unprofiled_p50_us = medianOf(t);
-  }
+  if (unprofiled_p50_us < 0)
+    unprofiled_p50_us = median(timeCalls([&] { runOnce(module, inputs, RunOptions{}); }, runs, 0));
   r.unprofiled_p50_us = unprofiled_p50_us;
 
   Profiler profiler;
   RunOptions options;
   options.profiler = &profiler;
-  std::vector<double> profiled;
-  for (int64_t i = 0; i < runs; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    runOnce(module, inputs, options);
-    profiled.push_back(elapsedUs(t0));
-  }
-  r.profiled_run_us = medianOf(profiled);
+  r.profiled_run_us = median(timeCalls([&] { runOnce(module, inputs, options); }, runs, 0));
   // Kernel time per run as the median over runs of each run's sum of leaf-node times:
   // a mean would let a few preempted or page-faulting runs (a shared machine) decide.
   // Events arrive in completion order; a run's own event (node == null) comes after
@@ -130,7 +105,7 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
   }
   r.has_forks = threads.size() > 1;
   r.node_runs_per_run = static_cast<double>(node_events) / static_cast<double>(runs);
-  r.kernel_us_per_run = medianOf(per_run);
+  r.kernel_us_per_run = per_run.empty() ? 0 : median(per_run);
   r.kernel_us_mean_per_run = profiler.kernelMicros() / static_cast<double>(runs);
   r.by_node = profiler.byNode();
   r.by_op = profiler.byOp();
@@ -153,38 +128,27 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
 void printProfile(std::ostream& os, const ProfileReport& r, size_t top) {
   const double runs = static_cast<double>(std::max<int64_t>(r.runs, 1));
   const double kernel_total = std::max(r.kernel_us_mean_per_run * runs, 1e-9);
-  os << "profile: " << r.runs << " profiled runs, " << fmt(r.node_runs_per_run, 1)
-     << " node executions per run, profiled run p50 " << fmt(r.profiled_run_us, 1) << " us\n";
+  os << "profile: " << r.runs << " profiled runs, " << fixed(r.node_runs_per_run, 1)
+     << " node executions per run, profiled run p50 " << fixed(r.profiled_run_us, 1) << " us\n";
 
   const size_t n_nodes = std::min(top, r.by_node.size());
   os << "\ntop " << n_nodes << " of " << r.by_node.size() << " nodes by time:\n"
-     << "  " << padLeft("us/run", 10) << padLeft("%", 7) << padLeft("calls/run", 11) << "  " << padRight("kind", 12)
-     << padRight("provider", 13) << padRight("op", 34) << "node\n";
+     << statHeader() << padRight("op", 34) << "node\n";
   for (size_t i = 0; i < n_nodes; ++i) {
     const Profiler::Stat& s = r.by_node[i];
-    os << "  " << padLeft(fmt(s.total_us / runs, 1), 10) << padLeft(fmt(100.0 * s.total_us / kernel_total, 1), 7)
-       << padLeft(fmt(static_cast<double>(s.calls) / runs, 1), 11) << "  " << padRight(s.kind.empty() ? "-" : s.kind, 12)
-       << padRight(s.provider.empty() ? "-" : s.provider, 13) << padRight(s.op, 34)
-       << clip(nodeText(s, r.model), 100) << "\n";
+    os << statCells(s, runs, kernel_total) << padRight(s.op, 34) << clip(nodeText(s, r.model), 100) << "\n";
   }
 
   const size_t n_ops = std::min(top, r.by_op.size());
-  os << "\ntop " << n_ops << " of " << r.by_op.size() << " ops by time:\n"
-     << "  " << padLeft("us/run", 10) << padLeft("%", 7) << padLeft("calls/run", 11) << "  " << padRight("kind", 12)
-     << padRight("provider", 13) << "op\n";
-  for (size_t i = 0; i < n_ops; ++i) {
-    const Profiler::Stat& s = r.by_op[i];
-    os << "  " << padLeft(fmt(s.total_us / runs, 1), 10) << padLeft(fmt(100.0 * s.total_us / kernel_total, 1), 7)
-       << padLeft(fmt(static_cast<double>(s.calls) / runs, 1), 11) << "  " << padRight(s.kind.empty() ? "-" : s.kind, 12)
-       << padRight(s.provider.empty() ? "-" : s.provider, 13) << s.op << "\n";
-  }
+  os << "\ntop " << n_ops << " of " << r.by_op.size() << " ops by time:\n" << statHeader() << "op\n";
+  for (size_t i = 0; i < n_ops; ++i) os << statCells(r.by_op[i], runs, kernel_total) << r.by_op[i].op << "\n";
   os << "(% of kernel time; control nodes (If/Loop/fork/wait) include the nodes they run)\n";
 
-  os << "\nkernel time per run: " << fmt(r.kernel_us_per_run, 1) << " us median (mean " << fmt(r.kernel_us_mean_per_run, 1)
-     << " us; leaf nodes, timed with the profiler's clock reads); unprofiled p50 run: " << fmt(r.unprofiled_p50_us, 1)
+  os << "\nkernel time per run: " << fixed(r.kernel_us_per_run, 1) << " us median (mean " << fixed(r.kernel_us_mean_per_run, 1)
+     << " us; leaf nodes, timed with the profiler's clock reads); unprofiled p50 run: " << fixed(r.unprofiled_p50_us, 1)
      << " us\n"
-     << "framework overhead per node: (" << fmt(r.unprofiled_p50_us, 1) << " - " << fmt(r.kernel_us_per_run, 1)
-     << ") us / " << fmt(r.node_runs_per_run, 1) << " nodes = " << fmt(r.overheadPerNodeNs(), 1) << " ns";
+     << "framework overhead per node: (" << fixed(r.unprofiled_p50_us, 1) << " - " << fixed(r.kernel_us_per_run, 1)
+     << ") us / " << fixed(r.node_runs_per_run, 1) << " nodes = " << fixed(r.overheadPerNodeNs(), 1) << " ns";
   if (r.has_forks) os << " (forks ran on other threads: kernel time sums threads, so this is not an overhead)";
   os << "\n";
   if (!r.trace_path.empty())

@@ -5,8 +5,11 @@
 #include "core/frontend/model_inputs.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
+#include "tools/cli/format.h"
+#include "tools/cli/module_stats.h"
 #include "tools/cli/options_flags.h"
 #include "tools/cli/settings.h"
+#include "tools/cli/timing.h"
 #include "tools/ivalue_compare.h"
 #include "tools/jit_reference.h"
 
@@ -63,7 +66,7 @@ int runCommand(const std::vector<std::string>& args) {
   LoadedModel m = loadModel(location, options);
   std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"
             << "inputs: " << inputs_path << "\n"
-            << "loaded in " << fixed(m.load_ms, 1) << " ms: " << describeStats(m.module->stats()) << "\n";
+            << "loaded in " << fixed(m.load_ms, 1) << " ms: " << moduleStatsText(m.module->stats()) << "\n";
 
   ModelInputs brisk_inputs = f.check ? cloneInputs(inputs) : inputs;
   double t0 = nowSeconds();
@@ -75,15 +78,7 @@ int runCommand(const std::vector<std::string>& args) {
 
   if (!f.check) return kExitOk;
   JitReference ref(m.location.path, options.optimize_numerics);
-  c10::IValue expected;
-  try {
-    expected = ref.run(inputs);
-  } catch (const Error&) {
-    throw;
-  } catch (const std::exception& e) {
-    throw Error(Error::Where{m.location.path, "", ""},
-                "the TorchScript interpreter failed on these inputs: " + describeException(e));
-  }
+  const c10::IValue expected = runInterpreter(ref, inputs, m.location.path);
   std::string diff = compareIValues(out, expected);
   if (diff.empty()) {
     std::cout << "check: matches the TorchScript interpreter\n";

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <ostream>
 #include <thread>
 #include <vector>
@@ -11,10 +12,12 @@
 #include "core/common/option_ranges.h"
 #include "threading/inter_op_arena.h"
 #include "threading/thread_settings.h"
-#include "tools/cli/common.h"
 #include "tools/cli/flags.h"
+#include "tools/cli/format.h"
 #include "tools/cli/json.h"
+#include "tools/cli/module_stats.h"
 #include "tools/cli/stats.h"
+#include "tools/cli/timing.h"
 
 namespace brisk::cli {
 
@@ -28,20 +31,6 @@ void ThreadingBenchFlags::addTo(FlagParser& p) {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Per-iteration latencies of `run` for about `seconds`.
-std::vector<double> timeFor(const std::function<void()>& run, double seconds) {
-  std::vector<double> out;
-  const auto start = Clock::now();
-  for (;;) {
-    const auto t0 = Clock::now();
-    run();
-    const auto t1 = Clock::now();
-    out.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-    if (std::chrono::duration<double>(t1 - start).count() >= seconds) break;
-  }
-  return out;
-}
 
 // Inferences per second of `threads` threads each calling run(thread index) for
 // `seconds`.
@@ -91,11 +80,11 @@ std::string runSerialBaseline(const Module& module, const std::string& model_pat
   for (int64_t r = 0; r < rounds; ++r) {
     std::vector<double> c, s;
     if (r % 2 == 0) {
-      c = timeFor(run_configured, seconds);
-      s = timeFor(run_serial, seconds);
+      c = timeCalls(run_configured, 0, seconds);
+      s = timeCalls(run_serial, 0, seconds);
     } else {
-      s = timeFor(run_serial, seconds);
-      c = timeFor(run_configured, seconds);
+      s = timeCalls(run_serial, 0, seconds);
+      c = timeCalls(run_configured, 0, seconds);
     }
     const double pc = median(c), ps = median(s);
     ratios.push_back(ps / pc);
@@ -155,16 +144,18 @@ std::string runCallersThroughput(const Module& module, const ModelInputs& inputs
                               .add("scaling", json::num(b / a))
                               .done());
   }
-  const RuntimePoolStats pool = module.stats().pool;
+  // The module's stats after the concurrent runs: the pool counters show how many
+  // Runtimes the callers needed.
+  const ModuleStats stats = module.stats();
   os << "  median: 1 caller " << fixed(median(one), 1) << "/s, " << callers << " callers " << fixed(median(many), 1)
-     << "/s, scaling " << fixed(median(ratios), 3) << " (pool: live " << pool.live << ", peak " << pool.peak
-     << ", created " << pool.created << ")\n";
+     << "/s, scaling " << fixed(median(ratios), 3) << "\n"
+     << "  module stats: " << moduleStatsText(stats) << "\n";
   return json::Object()
       .add("callers", json::num(static_cast<long long>(callers)))
       .add("one_caller_per_s", json::num(median(one)))
       .add("callers_per_s", json::num(median(many)))
       .add("scaling", json::num(median(ratios)))
-      .add("pool_peak", json::num(static_cast<long long>(pool.peak)))
+      .add("model_stats", moduleStatsJson(stats))
       .add("rounds", json::array(rounds_json))
       .done();
 }

@@ -1,0 +1,41 @@
+#pragma once
+// The timed part of `brisk bench`: executors warmed up, then timed in rounds of
+// rotating order, so that neither executor always runs first on a machine whose state
+// (caches, frequency, other load) drifts; and the latency tables printed from them.
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "tools/cli/stats.h"
+
+namespace brisk::cli {
+
+struct Executor {
+  std::string name;
+  std::function<void()> run;         // one inference; the output is dropped inside the timing
+  std::vector<double> latencies_us;  // every timed iteration of every round
+  std::vector<double> round_p50_us;  // one per round
+  int64_t warmup_iters = 0;
+};
+
+// `warmup` iterations; warmup < 0: auto, at least 3 iterations and at least 100 ms.
+void warmUp(Executor& e, int64_t warmup);
+
+// `rounds` rounds; in each, every executor times a block of `iters` iterations (iters
+// <= 0: about `seconds`), starting one executor further along each round. execs[0] is
+// brisk and execs[1] the interpreter: the table printed to `os` shows their p50 and
+// ratio per round. Returns the rounds as JSON objects.
+std::vector<std::string> runRounds(const std::vector<Executor*>& execs, int64_t rounds, int64_t iters,
+                                   double seconds, std::ostream& os);
+
+// Per round, `slower`'s p50 over `faster`'s.
+std::vector<double> roundRatios(const Executor& slower, const Executor& faster);
+
+// The latency table: header, then one row per executor.
+std::string summaryHeader();
+std::string summaryRow(const std::string& name, const LatencySummary& s);
+std::string summaryJson(const LatencySummary& s);
+
+}  // namespace brisk::cli
