@@ -17,7 +17,9 @@
 
 #include "core/common/error.h"
 #include "core/executor/module.h"
-#include "core/common/option_ranges.h"
+#include "core/kernels/plugin_loader.h"
+#include "core/kernels/plugin_options.h"
+#include "core/common/option_table.h"
 #include "core/executor/profiler.h"
 #include "core/executor/run_options.h"
 #include "python/py_convert.h"
@@ -39,15 +41,16 @@ bool asBool(const std::string& key, const py::handle& v) {
   return v.cast<bool>();
 }
 
-// An int within the option's range (core/common/option_ranges.h); Python ints beyond int64
-// are out of range too, not a cast error.
-int64_t asInt(const py::handle& v, const IntRange& range) {
-  const std::string key = range.option;
+// An int within the option's range (core/common/option_table.cc); Python ints beyond
+// int64 are out of range too, not a cast error.
+int64_t asInt(const OptionSpec& spec, const py::handle& v) {
+  const std::string key = spec.name;
   if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v))
     throw Error("option '" + key + "' expects an int, got " + typeName(v));
-  const py::int_ lo(range.min), hi(range.max);
+  const py::int_ lo(spec.min), hi(spec.max);
   if (v < lo || v > hi)
-    throw Error("option '" + key + "' must be in " + describeRange(range) + ", got " + py::str(v).cast<std::string>());
+    throw Error("option '" + key + "' must be in " + describeRange(spec.min, spec.max) + ", got " +
+                py::str(v).cast<std::string>());
   return v.cast<int64_t>();
 }
 
@@ -66,40 +69,52 @@ std::vector<std::string> asStrings(const std::string& key, const py::handle& v) 
   return out;
 }
 
-const char* const kOptionNames =
-    "plugins, default_plugins_optional, plugin_path, optimize_numerics, use_out_variants, use_native, "
-    "fallback_only, strict_inputs, memory_planning, planner, manage_output_tensors, inplace_reuse, "
-    "plan_kernel_scratch, small_gemm, max_runtimes, runtime_idle_ms, max_parallel_ops, "
-    "intra_op_threads, inter_op_threads";
+// {"plugin.name": bool | int | str}; Module::load checks names and types against what
+// the plugins declare.
+PluginOptionMap asPluginOptions(const std::string& key, const py::handle& v) {
+  if (!py::isinstance<py::dict>(v)) throw Error("option '" + key + "' expects a dict, got " + typeName(v));
+  PluginOptionMap out;
+  for (const auto& [k, item] : py::reinterpret_borrow<py::dict>(v)) {
+    const std::string name = asString(key + " key", k);
+    if (py::isinstance<py::bool_>(item)) out[name] = item.cast<bool>();
+    else if (py::isinstance<py::int_>(item)) out[name] = item.cast<int64_t>();
+    else if (py::isinstance<py::str>(item)) out[name] = item.cast<std::string>();
+    else throw Error("plugin option '" + name + "' expects a bool, int or str, got " + typeName(item));
+  }
+  return out;
+}
 
-// One keyword per brisk::Options field (core/common/options.h), same names.
+OptionValue toOptionValue(const OptionSpec& spec, const py::handle& v) {
+  const std::string key = spec.name;
+  switch (spec.type()) {
+    case OptionType::kBool: return asBool(key, v);
+    case OptionType::kInt: return asInt(spec, v);
+    case OptionType::kString: return asString(key, v);
+    case OptionType::kStringList: return asStrings(key, v);
+    case OptionType::kPluginOptions: return asPluginOptions(key, v);
+  }
+  throw Error("option '" + key + "': unsupported type");
+}
+
+// One keyword per brisk::Options field (core/common/option_table.h), same names.
 Options toOptions(const py::dict& kwargs) {
   Options o;
   for (const auto& [k, v] : kwargs) {
     const std::string key = py::str(k);
-    if (key == "plugins") o.plugins = asStrings(key, v);
-    else if (key == "default_plugins_optional") o.default_plugins_optional = asBool(key, v);
-    else if (key == "plugin_path") o.plugin_path = asStrings(key, v);
-    else if (key == "optimize_numerics") o.optimize_numerics = asBool(key, v);
-    else if (key == "use_out_variants") o.use_out_variants = asBool(key, v);
-    else if (key == "use_native") o.use_native = asBool(key, v);
-    else if (key == "fallback_only") o.fallback_only = asBool(key, v);
-    else if (key == "strict_inputs") o.strict_inputs = asBool(key, v);
-    else if (key == "memory_planning") o.memory_planning = asBool(key, v);
-    else if (key == "planner") o.planner = asString(key, v);
-    else if (key == "manage_output_tensors") o.manage_output_tensors = asBool(key, v);
-    else if (key == "inplace_reuse") o.inplace_reuse = asBool(key, v);
-    else if (key == "small_gemm")
-      o.small_gemm = asBool(key, v);
-    else if (key == "plan_kernel_scratch") o.plan_kernel_scratch = asBool(key, v);
-    else if (key == "max_runtimes") o.max_runtimes = static_cast<size_t>(asInt(v, kMaxRuntimesRange));
-    else if (key == "runtime_idle_ms") o.runtime_idle_ms = asInt(v, kRuntimeIdleMsRange);
-    else if (key == "max_parallel_ops") o.max_parallel_ops = static_cast<int>(asInt(v, kMaxParallelOpsRange));
-    else if (key == "intra_op_threads") o.intra_op_threads = static_cast<int>(asInt(v, kIntraOpThreadsRange));
-    else if (key == "inter_op_threads") o.inter_op_threads = static_cast<int>(asInt(v, kInterOpThreadsRange));
-    else throw Error("unknown option '" + key + "' (options: " + kOptionNames + ")");
+    const OptionSpec* spec = findOption(key);
+    if (!spec) throw Error("unknown option '" + key + "' (options: " + optionNames() + ")");
+    setOption(o, *spec, toOptionValue(*spec, v));
   }
   return o;
+}
+
+// brisk.load's docstring: every option of the table, then what the default plugins
+// declare.
+std::string optionsDoc(const std::vector<std::string>& plugin_dirs) {
+  std::string out = renderOptionsDoc();
+  for (const PluginOptionSpec& p : declaredPluginOptions(Options{}.plugins, plugin_dirs))
+    out += "  plugin_options[\"" + p.key() + "\"] (" + pluginOptionTypeName(p.default_value) + "): " + p.help + "\n";
+  return out;
 }
 
 // --- run_async ------------------------------------------------------------------------
@@ -406,5 +421,6 @@ PYBIND11_MODULE(_brisk, m) {
       .def_property_readonly("signature", &PyModule::signature)
       .def("__repr__", [](const PyModule& self) { return "<brisk.Module " + self.name() + self.signature() + ">"; });
 
+  m.def("options_doc", &optionsDoc, py::arg("plugin_dirs"), "The keyword options of brisk.load, one line each (from brisk's option table).");
   m.def("load", &load, py::arg("path"), py::arg("options"), py::arg("extra_plugin_dirs"));
 }

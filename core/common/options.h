@@ -1,12 +1,19 @@
 #pragma once
-// Load-time options of a Module. Every field has a default that suits most users, a
-// CLI flag (tools/cli/options_flags.cc) and a line in the README.
+// Load-time options of a Module. Every field has a default that suits most users; its
+// name, range, help text and CLI flag are declared once, in core/common/option_table.cc,
+// which drives the CLI flags, the Python keywords and the README's table.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace brisk {
+
+// The value of a plugin's option. Text (what the CLI passes) is parsed as the type the
+// plugin declared for it; the other alternatives must match that type.
+using PluginOptionValue = std::variant<bool, int64_t, std::string>;
 
 struct Options {
   // --- Loading -------------------------------------------------------------------
@@ -18,6 +25,10 @@ struct Options {
   // Extra directories searched before $BRISK_PLUGIN_PATH, the binary's directory and
   // its Bazel runfiles.
   std::vector<std::string> plugin_path;
+  // Options the loaded plugins declare (core/kernels/plugin.h), by "plugin.option"
+  // (e.g. "ops_cpu.small_gemm" -> false). Checked once the plugins are loaded: an
+  // unknown name or a value of the wrong type is an error at load.
+  std::map<std::string, PluginOptionValue> plugin_options;
   // Apply torch::jit::freeze's numerics-changing folds (conv-bn, etc.).
   bool optimize_numerics = true;
 
@@ -26,12 +37,6 @@ struct Options {
   bool use_native = true;        // false: skip native kernels (prim ops too)
   // Run every node through the TorchScript operator (debugging, A/B checks).
   bool fallback_only = false;
-  // Linear layers with frozen fp32 weights run brisk's own kernel (ops_cpu/out_variant/
-  // small_gemm.h) for inputs of up to 8 rows: weights packed once at load, no BLAS call.
-  // Faster than the BLAS's sgemm_ at small batch (ops_cpu/out_variant/linear.cc) and shares no
-  // BLAS state between caller threads, but not bit-identical to ATen (another FMA order;
-  // differences in the last bits). false: ATen's exact sgemm_ call for every linear.
-  bool small_gemm = true;
 
   // --- Inputs ----------------------------------------------------------------------
   // Fix each tensor input's dtype and rank on the first successful run (or from the

@@ -59,6 +59,7 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
   m->keepalive_ = std::move(keepalive);
   m->signature_ = std::move(signature);
   loadPlugins(m->name_, options, regs);
+  regs.plugin_options.validate(options, m->name_);  // needs the plugins' declarations
   ModuleBuilder builder(*m, regs);
   builder.build();
   std::vector<c10::TypePtr> outs;

@@ -76,5 +76,6 @@ void PluginRegistrar::outVariant(std::string key, KernelFactory factory) {
 void PluginRegistrar::native(std::string key, KernelFactory factory) {
   registries_.native.add(std::move(key), std::move(factory), provider_);
 }
+void PluginRegistrar::addOption(PluginOptionSpec spec) { registries_.plugin_options.add(std::move(spec)); }
 
 }  // namespace brisk

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/kernels/kernel.h"
+#include "core/kernels/plugin_options.h"
 
 namespace brisk {
 
@@ -40,6 +41,12 @@ class KernelBuildContext {
   // Builds a child Module for a subgraph (prim::fork), with the same options and
   // registries. Built once at load and shared by every run.
   virtual std::shared_ptr<Module> buildChild(const Graph& subgraph) = 0;
+
+  // The value of the plugin's option `opt` (PluginRegistrar::option) for this Module.
+  template <typename T>
+  T pluginOption(const PluginOption<T>& opt) const {
+    return opt.get(options());
+  }
 
   // Convenience for factories specializing on constant arguments.
   bool inputIsConstant(size_t i) const;
@@ -70,6 +77,8 @@ struct Registries {
   ~Registries();
   KernelRegistry out_variant;
   KernelRegistry native;
+  // What the registered plugins declare (PluginRegistrar::option).
+  PluginOptionRegistry plugin_options;
   // Unique per instance for the whole process (addresses can be reused).
   const uint64_t id;
 

@@ -4,6 +4,8 @@
 //
 //   BRISK_PLUGIN(registrar) {
 //     registrar.outVariant("aten::relu", makeReluOut);
+//     auto fast = registrar.option<bool>("fast", true, "what it does");  // users: "<plugin>.fast"
+//     registrar.native("aten::foo", [fast](KernelBuildContext& b) { ... b.pluginOption(fast) ... });
 //   }
 //
 // The host passes its ABI stamp; the entry point compares it with the stamp the plugin
@@ -21,8 +23,8 @@
 
 #ifndef BRISK_PLUGIN_ABI_VERSION
 // Bump when Kernel, KernelContext, KernelBuildContext, the registries or this header
-// change incompatibly.
-#define BRISK_PLUGIN_ABI_VERSION 2
+// change incompatibly. 3: plugin options (Registries::plugin_options, PluginRegistrar::option).
+#define BRISK_PLUGIN_ABI_VERSION 3
 #endif
 
 namespace brisk {
@@ -56,9 +58,19 @@ class PluginRegistrar {
       : registries_(registries), provider_(std::move(provider)) {}
   void outVariant(std::string key, KernelFactory factory);
   void native(std::string key, KernelFactory factory);
+  // Declares an option of this plugin, set by users as "<provider>.<name>" in
+  // Options::plugin_options; T (bool, int64_t or std::string) is its type. Factories
+  // read it at load with b.pluginOption(handle).
+  template <typename T>
+  PluginOption<T> option(std::string name, T default_value, std::string help) {
+    PluginOptionSpec spec{provider_, std::move(name), PluginOptionValue(std::move(default_value)), std::move(help)};
+    addOption(spec);
+    return PluginOption<T>(std::move(spec));
+  }
   const std::string& provider() const { return provider_; }
 
  private:
+  void addOption(PluginOptionSpec spec);
   Registries& registries_;
   std::string provider_;
 };

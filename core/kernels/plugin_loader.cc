@@ -157,6 +157,19 @@ PluginInfo loadPlugin(const std::string& name_or_path, const std::vector<std::st
   return plugin.info;
 }
 
+std::vector<PluginOptionSpec> declaredPluginOptions(const std::vector<std::string>& plugins,
+                                                    const std::vector<std::string>& extra_dirs) {
+  Registries registries;
+  for (const std::string& p : plugins) {
+    try {
+      loadPlugin(p, extra_dirs, registries);
+    } catch (const Error&) {
+      // Listed by what can be loaded: Module::load reports the plugin's problem.
+    }
+  }
+  return registries.plugin_options.all();
+}
+
 std::vector<PluginInfo> loadedPlugins() {
   std::lock_guard<std::mutex> lock(loaderMutex());
   std::vector<PluginInfo> out;

@@ -8,6 +8,7 @@
 namespace brisk {
 
 struct Registries;
+struct PluginOptionSpec;
 
 struct PluginInfo {
   std::string name;  // provider name used in `brisk inspect` ("ops_cpu")
@@ -24,6 +25,12 @@ std::string findPlugin(const std::string& name_or_path, const std::vector<std::s
 // another ABI version, or a plugin body that throws.
 PluginInfo loadPlugin(const std::string& name_or_path, const std::vector<std::string>& extra_dirs,
                       Registries& registries);
+
+// The options `plugins` declare (PluginRegistrar::option), registered into registries of
+// their own, so listing them (`brisk help`, the README check) changes no Module's
+// kernels. Plugins that cannot be loaded are skipped.
+std::vector<PluginOptionSpec> declaredPluginOptions(const std::vector<std::string>& plugins,
+                                                    const std::vector<std::string>& extra_dirs);
 
 // Plugins loaded so far in this process.
 std::vector<PluginInfo> loadedPlugins();

@@ -2,7 +2,7 @@
 //
 // linear with a frozen fp32 weight and inputs of up to kSmallGemmMaxRows rows runs
 // brisk's own GEMM on a weight packed at load (small_gemm.h: why, and its order of
-// operations), unless Options::small_gemm is off. Everything below describes the other
+// operations), unless the plugin option ops_cpu.small_gemm is off. Everything below describes the other
 // inputs, and every linear when it is off.
 //
 // linear: the weight W [N, K] is used as stored, as ATen's linear uses it (x W^T through
@@ -177,7 +177,7 @@ bool runSmallGemm(KernelContext& ctx, const PackedLinear& p) {
   return true;
 }
 
-std::unique_ptr<Kernel> linear(KernelBuildContext& b) {
+std::unique_ptr<Kernel> linear(KernelBuildContext& b, bool small_gemm) {
   if (numInputs(b) != 3) return nullptr;
   at::Tensor w = constTensor(b, 1);
   const bool const_bias = isConst(b, 2);
@@ -189,7 +189,7 @@ std::unique_ptr<Kernel> linear(KernelBuildContext& b) {
     else if (!bv.isNone())
       return nullptr;
   }
-  if (w.defined() && const_bias && b.options().small_gemm && smallGemmServes(w, bias)) {
+  if (w.defined() && const_bias && small_gemm && smallGemmServes(w, bias)) {
     // Packed weight for small inputs; larger ones take ATen's addmm on the weight as
     // given.
     PackedLinear p = packLinear(w, bias);
@@ -289,7 +289,13 @@ std::unique_ptr<Kernel> matmul(KernelBuildContext& b) {
 
 void registerLinear(PluginRegistrar& r) {
   initBlas();
-  r.outVariant("aten::linear", linear);
+  const PluginOption<bool> small_gemm = r.option<bool>(
+      "small_gemm", true,
+      "linear layers with frozen fp32 weights and inputs of up to 8 rows run brisk's own AVX2 kernel on a weight "
+      "packed at load instead of MKL's `sgemm_`: 1.3-3.8x faster at 1-8 rows (`bazel run "
+      "//tools/bench:kernel_bench`); results differ from ATen's in the last bits (fixed FMA order); off: ATen's "
+      "exact BLAS call");
+  r.outVariant("aten::linear", [small_gemm](KernelBuildContext& b) { return linear(b, b.pluginOption(small_gemm)); });
   r.outVariant("aten::mm", mm<false>);
   r.outVariant("aten::bmm", mm<true>);
   r.outVariant("aten::addmm", addmm<false>);

@@ -19,7 +19,7 @@
 // starts at +0, accumulates x[i, k] * W[k, j] for k = 0, 1, ..., K-1 with one fused
 // multiply-add each, then adds bias[j] once (when given). Tests check it bit for bit.
 // It is not ATen's: the BLAS's kernels group the products differently, so results
-// differ from the interpreter's in the last bits (Options::small_gemm turns this
+// differ from the interpreter's in the last bits (the plugin option ops_cpu.small_gemm turns this
 // kernel off for users who need ATen's exact values).
 #include <cstdint>
 

@@ -47,10 +47,13 @@ __all__ = ["Error", "Future", "Module", "load"]
 def load(path, **options):
     """Loads a TorchScript file (torch.jit.save output) into a brisk Module.
 
-    Keyword options are brisk::Options fields (core/common/options.h, README "Options"):
-    plugins, default_plugins_optional, plugin_path, optimize_numerics, use_out_variants,
-    use_native, fallback_only, small_gemm, strict_inputs, memory_planning, planner, max_runtimes,
-    runtime_idle_ms, max_parallel_ops, intra_op_threads, inter_op_threads.
-    Raises brisk.Error.
+    Keyword options are brisk::Options fields (README "Options"); raises brisk.Error.
     """
     return _brisk.load(os.fspath(path), options, [_here])
+
+
+# The option list comes from brisk's option table (the same one the CLI flags and the
+# README are checked against), so it cannot fall behind. (python -OO strips docstrings.)
+if load.__doc__:
+    load.__doc__ += "\n    Options (name (type, default[, range]): meaning):\n" + "\n".join(
+        "    " + line for line in _brisk.options_doc([_here]).splitlines()) + "\n"

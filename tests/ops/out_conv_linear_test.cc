@@ -124,7 +124,7 @@ TEST(OutConvLinear, LinearConstWeight3dAndNonContiguous) {
 
 Options exactBlas() {
   Options o;
-  o.small_gemm = false;
+  o.plugin_options["ops_cpu.small_gemm"] = false;
   return o;
 }
 

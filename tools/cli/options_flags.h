@@ -1,7 +1,9 @@
 #pragma once
-// Command-line flags for every brisk::Options field (and the CLI-wide --threads and
-// --verbose), shared by all subcommands.
+// Command-line flags for every brisk::Options field (and the CLI-wide --verbose), shared
+// by all subcommands. The flags are generated from the option table
+// (core/common/option_table.h): spelling, value name, range and help come from there.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -11,36 +13,26 @@
 namespace brisk::cli {
 
 struct CommonFlags {
-  // brisk::Options
+  // What the generated flags set directly (bools, strings, lists).
+  Options parsed;
+  // Integer flags, INT64_MIN until given: the option keeps its default.
+  std::map<std::string, int64_t> ints;
+  // Flags whose meaning differs from "set the field":
   std::vector<std::string> plugins;  // --plugin (added to the defaults)
-  bool no_default_plugins = false;
-  std::vector<std::string> plugin_path;
-  bool optimize_numerics = true;
-  bool use_out_variants = true;
-  bool use_native = true;
-  bool fallback_only = false;
-  bool strict_inputs = true;
-  bool memory_planning = true;
-  std::string planner = "best_of_orders";
-  bool manage_output_tensors = false;
-  bool inplace_reuse = true;
-  bool small_gemm = true;
-  bool plan_kernel_scratch = true;
-  int64_t max_runtimes = -1;     // -1 = keep the default
-  int64_t runtime_idle_ms = -1;  // -1 = keep the default
+  bool no_default_plugins = false;   // --no-default-plugins: load none of the defaults
+  std::vector<std::string> plugin_option_args;  // --plugin-option PLUGIN.NAME=VALUE
   // CLI-wide
-  int64_t threads = 0;  // 0 = the command's default (bench: 1; others: libtorch's)
-  int64_t inter_op_threads = 0;
-  int64_t max_parallel_ops = 1;
+  int64_t threads = 0;  // --threads: 0 = the command's default (bench: 1; others: libtorch's)
   bool verbose = false;
 
   // Registers the flags above on `parser`.
   void addTo(FlagParser& parser);
-  // The Options the flags describe (defaults for anything not given).
+  // The Options the flags describe (defaults for anything not given). Throws UsageError
+  // for a malformed --plugin-option.
   Options options() const;
 };
 
-// One line: "plugins=[ops_cpu] optimize_numerics=1 ..." (every field).
+// One line: "plugins=[ops_cpu] optimize_numerics=true ..." (every field).
 std::string describeOptions(const Options& o);
 // Same fields as a JSON object.
 std::string optionsJson(const Options& o);

@@ -1,0 +1,243 @@
+#include "core/common/option_table.h"
+
+#include <type_traits>
+
+#include "core/common/error.h"
+#include "core/common/option_ranges.h"
+
+namespace brisk {
+
+namespace {
+
+std::vector<OptionSpec> makeTable() {
+  using O = Options;
+  return {
+      {.name = "plugins", .field = &O::plugins, .flag = "plugin", .metavar = "NAME|PATH",
+       .help = "plugins loaded before kernels are chosen (a name like ops_cpu, or a path to a .so); the flag adds "
+               "to the defaults and is repeatable"},
+      {.name = "default_plugins_optional", .field = &O::default_plugins_optional, .flag = "no-default-plugins",
+       .help = "a missing default plugin is a warning, not an error (the flag: do not load the default plugins)"},
+      {.name = "plugin_path", .field = &O::plugin_path, .flag = "plugin-path", .metavar = "DIR",
+       .help = "searched before `$BRISK_PLUGIN_PATH`, the binary's dir, runfiles; repeatable"},
+      {.name = "plugin_options", .field = &O::plugin_options, .flag = "plugin-option",
+       .metavar = "PLUGIN.NAME=VALUE",
+       .help = "options the loaded plugins declare (see \"Plugin options\"); unknown names and bad values are an "
+               "error at load; the flag is repeatable"},
+      {.name = "optimize_numerics", .field = &O::optimize_numerics, .flag = "no-optimize-numerics",
+       .help = "freeze's conv-bn and similar folds"},
+      {.name = "use_out_variants", .field = &O::use_out_variants, .flag = "no-out-variants",
+       .help = "use out-variant kernels"},
+      {.name = "use_native", .field = &O::use_native, .flag = "no-native", .help = "use native kernels (prim ops too)"},
+      {.name = "fallback_only", .field = &O::fallback_only, .flag = "fallback-only",
+       .help = "run every node through the TorchScript operator"},
+      {.name = "strict_inputs", .field = &O::strict_inputs, .flag = "no-strict-inputs",
+       .help = "fix tensor inputs' dtype/rank on the first run; refuse others"},
+      {.name = "memory_planning", .field = &O::memory_planning, .flag = "no-memory-planning",
+       .help = "place intermediate tensors in one planned slab per block"},
+      {.name = "planner", .field = &O::planner, .flag = "planner", .metavar = "NAME",
+       .help = "memory layout algorithm: best_of_orders, greedy_by_size, greedy_by_breadth, storage_groups, bump",
+       .details = "layout algorithm: `best_of_orders` (the smallest of best-fit layouts in several placement "
+                  "orders, stopping at the lower bound: ResNet-18 at batch 8 38.5 -> 32.3 MB), `greedy_by_size`, "
+                  "`greedy_by_breadth`, `storage_groups`, `bump`"},
+      {.name = "inplace_reuse", .field = &O::inplace_reuse, .flag = "no-inplace-reuse",
+       .help = "elementwise kernels may write their result into an input tensor that nothing else reads",
+       .details = "elementwise kernels (relu, hardtanh, add, ...) may write their result into an input tensor "
+                  "nothing else reads or aliases, as the model's `relu_`/`add_` did before freezing"},
+      {.name = "plan_kernel_scratch", .field = &O::plan_kernel_scratch, .flag = "no-plan-scratch",
+       .help = "kernels' temporaries (oneDNN's buffers in conv) come from the planned slab, not the heap",
+       .details = "temporaries of kernels whose results are captured into the slab (oneDNN's reorder buffers in "
+                  "conv) are served from the slab too, planned to live during that step only"},
+      {.name = "manage_output_tensors", .field = &O::manage_output_tensors, .flag = "manage-output-tensors",
+       .help = "write output tensors into an output arena, reused only once the caller released the previous "
+               "run's outputs (never overwritten)"},
+      {.name = "max_runtimes", .field = &O::max_runtimes, .flag = "max-runtimes", .metavar = "N", .min = 0,
+       .max = 65536, .help = "runtimes a Module's pool may hold; callers beyond wait (0 = unbounded)",
+       .default_note = "unbounded"},
+      {.name = "runtime_idle_ms", .field = &O::runtime_idle_ms, .flag = "runtime-idle-ms", .metavar = "N",
+       .min = 0, .max = 7LL * 24 * 3600 * 1000,  // a week
+       .help = "idle runtimes older than this many ms are freed (0 = never)"},
+      {.name = "max_parallel_ops", .field = &O::max_parallel_ops, .flag = "max-parallel-ops", .metavar = "N",
+       .min = 1, .max = kMaxThreads,
+       .help = "run up to N independent nodes at once on the inter-op arena (1: serial executor)"},
+      // The CLI's --threads is applied by the command itself (bench defaults to 1), and
+      // 0 ("no preference") is what leaving the flag out means.
+      {.name = "intra_op_threads", .field = &O::intra_op_threads, .flag = "threads", .metavar = "N", .min = 0,
+       .max = kMaxThreads, .flag_min = 1,
+       .help = "at::set_num_threads (also MKL's threads), once per process (0 = no preference)",
+       .default_note = "libtorch's; `bench`: 1"},
+      {.name = "inter_op_threads", .field = &O::inter_op_threads, .flag = "inter-op-threads", .metavar = "N",
+       .min = 0, .max = kMaxThreads, .flag_min = 1,
+       .help = "size of the inter-op arena that runs forks and parallel nodes, once per process (0 = cores)",
+       .default_note = "cores"},
+  };
+}
+
+template <typename T>
+constexpr OptionType typeOfMember() {
+  if constexpr (std::is_same_v<T, bool>) return OptionType::kBool;
+  else if constexpr (std::is_integral_v<T>) return OptionType::kInt;
+  else if constexpr (std::is_same_v<T, std::string>) return OptionType::kString;
+  else if constexpr (std::is_same_v<T, std::vector<std::string>>) return OptionType::kStringList;
+  else return OptionType::kPluginOptions;
+}
+
+// The value type of a member pointer `T Options::*`.
+template <typename M>
+struct MemberType;
+template <typename T>
+struct MemberType<T Options::*> {
+  using type = T;
+};
+
+[[noreturn]] void wrongType(const OptionSpec& spec, const OptionValue& value) {
+  static const OptionType kTypes[] = {OptionType::kBool, OptionType::kInt, OptionType::kString,
+                                      OptionType::kStringList, OptionType::kPluginOptions};
+  throw Error(std::string("option '") + spec.name + "' expects a " + optionTypeName(spec.type()) + ", got a " +
+              optionTypeName(kTypes[value.index()]));
+}
+
+std::string markdownCell(std::string s) {
+  std::string out;
+  for (char c : s) out += c == '|' ? std::string("\\|") : std::string(1, c);
+  return out;
+}
+
+std::string readmeDefault(const OptionSpec& spec) {
+  const OptionValue v = getOption(Options{}, spec);
+  std::string out;
+  switch (spec.type()) {
+    case OptionType::kBool: out = std::get<bool>(v) ? "true" : "false"; break;
+    case OptionType::kInt: out = std::to_string(std::get<int64_t>(v)); break;
+    case OptionType::kString: out = "`" + std::get<std::string>(v) + "`"; break;
+    case OptionType::kStringList:
+      for (const std::string& s : std::get<std::vector<std::string>>(v)) out += (out.empty() ? "`" : ", `") + s + "`";
+      break;
+    case OptionType::kPluginOptions: break;
+  }
+  if (out.empty()) out = "—";
+  if (*spec.default_note) out += std::string(" (") + spec.default_note + ")";
+  return out;
+}
+
+}  // namespace
+
+const char* optionTypeName(OptionType t) {
+  switch (t) {
+    case OptionType::kBool: return "bool";
+    case OptionType::kInt: return "int";
+    case OptionType::kString: return "str";
+    case OptionType::kStringList: return "list of str";
+    case OptionType::kPluginOptions: return "map of plugin options";
+  }
+  return "?";
+}
+
+OptionType OptionSpec::type() const {
+  return std::visit([](auto member) { return typeOfMember<typename MemberType<decltype(member)>::type>(); }, field);
+}
+
+const std::vector<OptionSpec>& optionTable() {
+  static const std::vector<OptionSpec> table = makeTable();
+  return table;
+}
+
+const OptionSpec* findOption(std::string_view name) {
+  for (const OptionSpec& s : optionTable())
+    if (name == s.name) return &s;
+  return nullptr;
+}
+
+std::string optionNames() {
+  std::string out;
+  for (const OptionSpec& s : optionTable()) out += (out.empty() ? "" : ", ") + std::string(s.name);
+  return out;
+}
+
+std::string describeRange(int64_t min, int64_t max) {
+  return "[" + std::to_string(min) + ", " + std::to_string(max) + "]";
+}
+
+OptionValue getOption(const Options& o, const OptionSpec& spec) {
+  return std::visit(
+      [&](auto member) -> OptionValue {
+        using T = typename MemberType<decltype(member)>::type;
+        if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+          return static_cast<int64_t>(o.*member);  // size_t above INT64_MAX reads as negative: out of range
+        else
+          return o.*member;
+      },
+      spec.field);
+}
+
+void setOption(Options& o, const OptionSpec& spec, OptionValue value) {
+  std::visit(
+      [&](auto member) {
+        using T = typename MemberType<decltype(member)>::type;
+        using V = std::conditional_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int64_t, T>;
+        if (!std::holds_alternative<V>(value)) wrongType(spec, value);
+        if constexpr (std::is_same_v<V, int64_t>) {
+          const int64_t v = std::get<int64_t>(value);
+          if (v < spec.min || v > spec.max)
+            throw Error(std::string("option '") + spec.name + "' must be in " + describeRange(spec.min, spec.max) +
+                        ", got " + std::to_string(v));
+          o.*member = static_cast<T>(v);
+        } else {
+          o.*member = std::move(std::get<V>(value));
+        }
+      },
+      spec.field);
+}
+
+void setOption(Options& o, std::string_view name, OptionValue value) {
+  const OptionSpec* spec = findOption(name);
+  if (!spec) throw Error("unknown option '" + std::string(name) + "' (options: " + optionNames() + ")");
+  setOption(o, *spec, std::move(value));
+}
+
+std::string formatOption(const OptionValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(x);
+        else if constexpr (std::is_same_v<T, std::string>) return x;
+        else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+          std::string out;
+          for (const std::string& s : x) out += (out.empty() ? "" : ",") + s;
+          return "[" + out + "]";
+        } else {
+          std::string out;
+          for (const auto& [k, pv] : x)
+            out += (out.empty() ? "" : ",") + k + "=" + std::visit([](const auto& p) { return formatOption(p); }, pv);
+          return "{" + out + "}";
+        }
+      },
+      v);
+}
+
+std::string renderOptionsMarkdown() {
+  std::string out =
+      "| option | flag | default | range | meaning |\n"
+      "|---|---|---|---|---|\n";
+  for (const OptionSpec& s : optionTable()) {
+    std::string flag = *s.flag ? std::string("`--") + s.flag + (*s.metavar ? std::string(" ") + s.metavar : "") + "`"
+                               : "—";
+    std::string range = s.type() == OptionType::kInt ? std::to_string(s.min) + "-" + std::to_string(s.max) : "";
+    out += "| `" + std::string(s.name) + "` | " + markdownCell(flag) + " | " + readmeDefault(s) + " | " + range +
+           " | " + markdownCell(*s.details ? s.details : s.help) + " |\n";
+  }
+  return out;
+}
+
+std::string renderOptionsDoc() {
+  std::string out;
+  for (const OptionSpec& s : optionTable()) {
+    out += std::string("  ") + s.name + " (" + optionTypeName(s.type()) + ", default " +
+           formatOption(getOption(Options{}, s));
+    if (s.type() == OptionType::kInt) out += ", " + describeRange(s.min, s.max);
+    out += std::string("): ") + s.help + "\n";
+  }
+  return out;
+}
+
+}  // namespace brisk
