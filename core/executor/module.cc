@@ -9,7 +9,7 @@
 #include "core/common/option_ranges.h"
 #include "core/executor/plan_builder.h"
 #include "core/executor/runtime.h"
-#include "core/frontend/frontend.h"
+#include "core/frontend/torchscript.h"
 #include "core/graph/graph.h"
 #include "core/graph/inplace_reuse.h"
 #include "core/kernels/kernel_registry.h"

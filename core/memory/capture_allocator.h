@@ -1,6 +1,6 @@
 #pragma once
 // A process-wide c10 CPU allocator that can serve chosen allocations from a memory
-// plan's slab (issue "Memory planning": outputs of ops without an out= form).
+// plan's slab (docs/architecture.md, "Memory planning": outputs of ops without an out= form).
 //
 // Some kernels cannot write into a given buffer: libtorch's convolution allocates its
 // result itself (oneDNN underneath). To place such a result in the slab without a copy,

@@ -1,6 +1,6 @@
 #pragma once
-// Memory planning: every managed tensor of a block lives in one slab (issue "Memory
-// planning"; the scheme of Static Runtime's MemoryPlanner).
+// Memory planning: every managed tensor of a block lives in one slab
+// (docs/architecture.md, "Memory planning"; the scheme of Static Runtime's MemoryPlanner).
 //
 // Load time (planManagedValues): the managed tensors of an ExecBlock are its retained
 // out-variant outputs (they never escape a run); each gets the range of the block's
@@ -9,23 +9,24 @@
 //
 // Run time (BlockMemory, core/memory/block_memory.h, one per Runtime and block with
 // managed tensors): the block's first run is the profile run (kernels allocate as
-// usual). At its end each managed tensor's storage size is recorded (tensors sharing a storage are planned once, with
-// the union of their ranges), the layout algorithm places them, and one slab is
-// allocated. Before every later run of the block each managed storage is pointed into
-// the slab at its offset; after the block it is detached again (null data, 0 bytes),
-// so between runs no managed tensor holds memory outside the slab. A tensor that grew
-// past its planned size during a run (the kernel reallocated it) triggers a re-plan
-// with the largest sizes seen. Loop bodies do this per iteration: both passes are flat
-// loops over the block's managed slots.
+// usual). At its end each managed tensor's storage size is recorded (tensors sharing a
+// storage are planned once, with the union of their ranges), the layout algorithm
+// places them, and one slab is allocated. Before every later run of the block each
+// managed storage is pointed into the slab at its offset; after the block it is
+// detached again (null data, 0 bytes), so between runs no managed tensor holds memory
+// outside the slab. A tensor that grew past its planned size during a run (the kernel
+// reallocated it) triggers a re-plan with the largest sizes seen. Loop bodies do this
+// per iteration: both passes are flat loops over the block's managed slots.
 //
 // Safety net: a managed storage found referenced from outside the managed slots after
 // the block (escape analysis was wrong, or an unusual kernel) is copied out of the slab
 // and that value is no longer managed (it is then allocated fresh every run).
 //
 // Outputs of kernels without an out= form (convolution) are managed too: the kernel
-// wraps its call in an OutputCapture (core/kernels/output_capture.h) and BlockMemory, installed
-// as the thread's AllocationHook (core/memory/capture_allocator.h) while the block runs, serves
-// the allocation that becomes the result at the value's planned offset.
+// wraps its call in an OutputCapture (core/kernels/output_capture.h) and BlockMemory,
+// installed as the thread's AllocationHook (core/memory/capture_allocator.h) while the
+// block runs, serves the allocation that becomes the result at the value's planned
+// offset.
 //
 // Lean profile run (core/memory/profile_run.h): managed tensors whose last reader has
 // run give their storage back during the profile run, so its peak is the largest live
@@ -59,8 +60,8 @@ struct MemoryStats {
   // profile run frees managed tensors after their last use), and the sum of all.
   size_t profile_peak_bytes = 0;
   size_t profile_total_bytes = 0;
-  // Options::manage_output_tensors (core/memory/output_arena.h): outputs placed in the output
-  // arena, its current block's bytes, runs that reused it, and runs that needed a
+  // Options::manage_output_tensors (core/memory/output_arena.h): outputs placed in the
+  // output arena, its current block's bytes, runs that reused it, and runs that needed a
   // second block because the caller still held the previous run's outputs.
   size_t output_arena_tensors = 0;
   size_t output_arena_bytes = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // `brisk bench --serial-baseline` and `brisk bench --callers N`: the inter-op parallelism
-// benchmarks of issue 5, after the timed rounds.
+// benchmarks, after the timed rounds.
 //
 // --serial-baseline: brisk as configured vs the same model in brisk's serial executor
 //   (max_parallel_ops = 1, prim::fork tasks run inline on the caller's thread), rotating

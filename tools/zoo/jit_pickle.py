@@ -1,4 +1,4 @@
-"""torch.save for files that C++ torch::jit::pickle_load reads (core/model_inputs.cc).
+"""torch.save for files that C++ torch::jit::pickle_load reads (core/frontend/model_inputs.cc).
 
 What that reader (libtorch 2.14) requires: torch.save's zipfile format (not
 _use_new_zipfile_serialization=False) and pickle protocol 2 ("Only Pickle protocol 2 is

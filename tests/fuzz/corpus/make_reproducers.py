@@ -59,7 +59,7 @@ def nested(depth):
 
 def main():
     model, inputs = tiny_model_bytes(), tiny_inputs_bytes()
-    # Models: refused by core/archive_check.cc before torch::jit::load / freezing reads them.
+    # Models: refused by core/frontend/archive_check.cc before torch::jit::load / freezing reads them.
     rewrite(model, f"{HERE}/models/empty_tensor_record.pt",
             lambda n, d: b"" if n.endswith("/data/1") else d)
     rewrite(model, f"{HERE}/models/deep_nesting_data_pkl.pt",

@@ -1,4 +1,4 @@
-#include "core/frontend/frontend.h"
+#include "core/frontend/torchscript.h"
 
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/frontend/error_report.h>
