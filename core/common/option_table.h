@@ -5,7 +5,7 @@
 // options iterates this table: Module::load's range check (option_ranges.h), the CLI
 // flags, `brisk help` and the --json dump (tools/cli/options_flags.cc), brisk.load's
 // keywords and docstring (python/brisk_module.cc), and the README's table, which
-// tests/core/option_table_readme_test.cc compares with renderOptionsMarkdown().
+// tests/core/option_table_test.cc compares with renderOptionsMarkdown().
 #include <cstdint>
 #include <map>
 #include <string>
