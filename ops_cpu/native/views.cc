@@ -175,6 +175,19 @@ std::unique_ptr<Kernel> makeSqueezeDim(KernelBuildContext&) {
       "at::native::squeeze.dim");
 }
 
+// squeeze.dims(Tensor(a) self, int[] dim) (core ATen IR).
+std::unique_ptr<Kernel> makeSqueezeDims(KernelBuildContext& b) {
+  IntListArg dims(b.node(), 1);
+  return viewKernel(
+      [dims](KernelContext& ctx) {
+        IntVec buf;
+        c10::IntArrayRef d = dims.get(ctx, buf);
+        const at::Tensor& t = ctx.tensor(0);
+        ctx.output(0) = plainCpu(t) ? at::native::squeeze(t, d) : t.squeeze(d);
+      },
+      "at::native::squeeze.dims");
+}
+
 std::unique_ptr<Kernel> makeUnsqueeze(KernelBuildContext&) {
   return viewKernel(
       [](KernelContext& ctx) {
@@ -297,6 +310,7 @@ void registerViewKernels(PluginRegistrar& r) {
   r.native("aten::slice.Tensor", makeSlice);
   r.native("aten::squeeze", makeSqueeze);
   r.native("aten::squeeze.dim", makeSqueezeDim);
+  r.native("aten::squeeze.dims", makeSqueezeDims);
   r.native("aten::unsqueeze", makeUnsqueeze);
   r.native("aten::expand", makeExpand);
   r.native("aten::expand_as", makeExpandAs);

@@ -1,5 +1,5 @@
 // Activations: relu (as ATen does it: clamp_min(x, 0)), hardtanh / relu6 / clamp,
-// sigmoid, tanh, gelu, silu, hardswish, hardsigmoid, softmax, log_softmax.
+// sigmoid, tanh, gelu, silu, hardswish, hardsigmoid, softmax / _softmax, log_softmax.
 #include <ATen/CPUFunctions.h>
 #include <ATen/ops/resize_native.h>
 
@@ -217,13 +217,10 @@ BRISK_FLOAT_UNARY(hardswish)
 BRISK_FLOAT_UNARY(hardsigmoid)
 #undef BRISK_FLOAT_UNARY
 
-// softmax.int / log_softmax.int with dtype=None: ATen's _softmax(x, dim, false).
-template <bool kLog>
-std::unique_ptr<Kernel> softmax(KernelBuildContext& b) {
-  if (numInputs(b) != 3 || !isConstNone(b, 2)) return nullptr;
-  auto dim = constInt(b, 1);
-  if (!dim) return nullptr;
-  const int64_t d = *dim;
+// ATen's _softmax / _log_softmax(x, dim, half_to_float=false) on floating x; other
+// inputs take `generic`.
+template <bool kLog, class Generic>
+std::unique_ptr<Kernel> softmaxKernel(KernelBuildContext& b, int64_t d, Generic generic) {
   return unarySameDtype(
       b, kLog ? "at::cpu::_log_softmax_out" : "at::cpu::_softmax_out", floating,
       [d](at::Tensor& o, const at::Tensor& x) {
@@ -232,7 +229,28 @@ std::unique_ptr<Kernel> softmax(KernelBuildContext& b) {
         else
           at::cpu::_softmax_out(o, x, d, false);
       },
-      [d](const at::Tensor& x) { return kLog ? at::log_softmax(x, d) : at::softmax(x, d); });
+      std::move(generic));
+}
+
+// softmax.int / log_softmax.int with dtype=None: ATen's _softmax(x, dim, false).
+template <bool kLog>
+std::unique_ptr<Kernel> softmax(KernelBuildContext& b) {
+  if (numInputs(b) != 3 || !isConstNone(b, 2)) return nullptr;
+  auto dim = constInt(b, 1);
+  if (!dim) return nullptr;
+  const int64_t d = *dim;
+  return softmaxKernel<kLog>(b, d, [d](const at::Tensor& x) { return kLog ? at::log_softmax(x, d) : at::softmax(x, d); });
+}
+
+// _softmax(Tensor self, int dim, bool half_to_float) (core ATen IR). half_to_float is
+// a CUDA-only option (ATen's CPU kernel rejects it): declined.
+std::unique_ptr<Kernel> softmaxUnderscore(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  auto dim = constInt(b, 1);
+  auto half_to_float = constBool(b, 2);
+  if (!dim || !half_to_float || *half_to_float) return nullptr;
+  const int64_t d = *dim;
+  return softmaxKernel<false>(b, d, [d](const at::Tensor& x) { return at::_softmax(x, d, false); });
 }
 
 }  // namespace
@@ -249,6 +267,7 @@ void registerActivations(PluginRegistrar& r) {
   r.outVariant("aten::hardswish", hardswish);
   r.outVariant("aten::hardsigmoid", hardsigmoid);
   r.outVariant("aten::softmax.int", softmax<false>);
+  r.outVariant("aten::_softmax", softmaxUnderscore);
   r.outVariant("aten::log_softmax.int", softmax<true>);
 }
 

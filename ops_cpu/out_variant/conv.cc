@@ -1,4 +1,4 @@
-// Convolution: conv2d / _convolution.
+// Convolution: conv2d / convolution / _convolution.
 //
 // libtorch exposes no real out form (mkldnn_convolution's ".out" is a copy of the
 // functional result; the wheel ships oneDNN's headers but not ideep's, and libtorch_cpu
@@ -254,28 +254,10 @@ std::unique_ptr<Kernel> conv2d(KernelBuildContext& b) {
       convKind(b));
 }
 
-std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
-  if (numInputs(b) != 13) return nullptr;
-  auto stride = constInts(b, 3), padding = constInts(b, 4), dilation = constInts(b, 5);
-  auto transposed = constBool(b, 6);
-  auto output_padding = constInts(b, 7);
-  auto groups = constInt(b, 8);
-  auto bench = constBool(b, 9), det = constBool(b, 10), cudnn = constBool(b, 11), tf32 = constBool(b, 12);
-  if (!stride || !padding || !dilation || !transposed || !output_padding || !groups || !bench || !det || !cudnn ||
-      !tf32)
-    return nullptr;
-  ConvArgs a;
-  a.stride = *stride;
-  a.padding = *padding;
-  a.dilation = *dilation;
-  a.transposed = *transposed;
-  a.output_padding = *output_padding;
-  a.groups = *groups;
-  a.explicit_flags = true;
-  a.benchmark = *bench;
-  a.deterministic = *det;
-  a.cudnn_enabled = *cudnn;
-  a.allow_tf32 = *tf32;
+// The kernel shared by convolution and _convolution (whose arguments are the same
+// up to _convolution's backend flags): the direct depthwise path, one sample at a time
+// for large outputs, else ATen's _convolution under an OutputCapture.
+std::unique_ptr<Kernel> convKernel(KernelBuildContext& b, ConvArgs a) {
   if (!readBias(b, a)) return nullptr;
   return makeKernel(
       kConvProviders,
@@ -285,12 +267,54 @@ std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
       convKind(b));
 }
 
+// Reads convolution's arguments 3..8 (stride, padding, dilation, transposed,
+// output_padding, groups), which _convolution shares; false when any is not a constant.
+bool readConvArgs(KernelBuildContext& b, ConvArgs& a) {
+  auto stride = constInts(b, 3), padding = constInts(b, 4), dilation = constInts(b, 5);
+  auto transposed = constBool(b, 6);
+  auto output_padding = constInts(b, 7);
+  auto groups = constInt(b, 8);
+  if (!stride || !padding || !dilation || !transposed || !output_padding || !groups) return false;
+  a.stride = *stride;
+  a.padding = *padding;
+  a.dilation = *dilation;
+  a.transposed = *transposed;
+  a.output_padding = *output_padding;
+  a.groups = *groups;
+  return true;
+}
+
+// convolution(input, weight, bias?, stride, padding, dilation, transposed,
+//             output_padding, groups): what conv2d/conv1d/conv_transpose* decompose to
+// in core ATen IR. ATen's op calls _convolution with the global context's flags, as
+// convolve() does when the flags are not explicit.
+std::unique_ptr<Kernel> convolution(KernelBuildContext& b) {
+  if (numInputs(b) != 9) return nullptr;
+  ConvArgs a;
+  if (!readConvArgs(b, a)) return nullptr;
+  return convKernel(b, std::move(a));
+}
+
+std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
+  if (numInputs(b) != 13) return nullptr;
+  ConvArgs a;
+  auto bench = constBool(b, 9), det = constBool(b, 10), cudnn = constBool(b, 11), tf32 = constBool(b, 12);
+  if (!readConvArgs(b, a) || !bench || !det || !cudnn || !tf32) return nullptr;
+  a.explicit_flags = true;
+  a.benchmark = *bench;
+  a.deterministic = *det;
+  a.cudnn_enabled = *cudnn;
+  a.allow_tf32 = *tf32;
+  return convKernel(b, std::move(a));
+}
+
 }  // namespace
 
 void registerConv(PluginRegistrar& r) {
   readDirectPolicy();
   r.outVariant("aten::conv2d", conv2d);
   r.outVariant("aten::_convolution", convolutionUnderscore);
+  r.outVariant("aten::convolution", convolution);
 }
 
 }  // namespace brisk::ops_cpu::out

@@ -1,5 +1,5 @@
-// In-place arithmetic: add_ / sub_ / mul_ / div_ (Tensor and Scalar overloads, div_
-// with rounding_mode too).
+// In-place ops: add_ / sub_ / mul_ / div_ (Tensor and Scalar overloads, div_ with
+// rounding_mode too), relu_, hardtanh_ (which torch.export's default IR keeps).
 //
 // The frontend's RemoveTensorMutation turns these into their functional forms wherever
 // alias analysis proves that safe, so the ones that reach a kernel are exactly those
@@ -30,22 +30,66 @@ using MaybeOwnedTensor = c10::MaybeOwned<at::Tensor>;
 // `other` (input 1): a tensor, or a Scalar wrapped as ATen wraps it.
 Operand otherArg(KernelBuildContext& b, bool scalar) { return scalar ? scalarOperand(b, 1) : tensorOperand(1); }
 
+// A kernel that runs mutate(ctx, self) and returns `self` itself as output 0 (ATen's
+// in-place contract).
+template <class Mutate>
+std::unique_ptr<Kernel> mutatingKernel(std::string desc, Mutate mutate) {
+  return makeKernel(
+      std::move(desc),
+      [mutate](KernelContext& ctx) {
+        at::Tensor self = ctx.tensor(0);
+        mutate(ctx, self);
+        ctx.output(0) = ctx.input(0);
+      },
+      KernelKind::kNative);
+}
+
 // fast(self, other) runs the at::cpu in-place kernel; generic(self, other) the
 // dispatcher's op. Both mutate `self`; output 0 is `self` itself.
 template <class Fast, class Generic>
 std::unique_ptr<Kernel> inPlaceKernel(std::string desc, Operand other, Fast fast, Generic generic) {
-  return makeKernel(
-      std::move(desc),
-      [other = std::move(other), fast, generic](KernelContext& ctx) {
-        at::Tensor self = ctx.tensor(0);
-        MaybeOwnedTensor b = other.get(ctx);
-        if (isDenseCpu(self) && isDenseCpu(*b))
-          fast(self, *b);
-        else
-          generic(self, *b);
-        ctx.output(0) = ctx.input(0);
-      },
-      KernelKind::kNative);
+  return mutatingKernel(std::move(desc), [other = std::move(other), fast, generic](KernelContext& ctx, at::Tensor& self) {
+    MaybeOwnedTensor b = other.get(ctx);
+    if (isDenseCpu(self) && isDenseCpu(*b))
+      fast(self, *b);
+    else
+      generic(self, *b);
+  });
+}
+
+// Unary in-place op: fast(self) when `self` is dense CPU and ok(self), else the
+// dispatcher's generic(self) (other dtypes and tensor kinds, ATen's errors).
+template <class Ok, class Fast, class Generic>
+std::unique_ptr<Kernel> unaryInPlaceKernel(std::string desc, Ok ok, Fast fast, Generic generic) {
+  return mutatingKernel(std::move(desc), [ok, fast, generic](KernelContext&, at::Tensor& self) {
+    if (isDenseCpu(self) && ok(self))
+      fast(self);
+    else
+      generic(self);
+  });
+}
+
+// relu_(self): ATen's clamp_min_(self, 0); bool tensors get ATen's error.
+std::unique_ptr<Kernel> reluInPlace(KernelBuildContext& b) {
+  if (numInputs(b) != 1) return nullptr;
+  const c10::Scalar zero(0);
+  return unaryInPlaceKernel(
+      "at::cpu::clamp_min_ (in place)", [](const at::Tensor& s) { return s.scalar_type() != at::kBool; },
+      [zero](at::Tensor& s) { at::cpu::clamp_min_(s, zero); }, [](at::Tensor& s) { at::relu_(s); });
+}
+
+// hardtanh_(self, min, max) with constant bounds: clamp_(self, min, max) for floating
+// self (ATen's own definition); integer bounds handling and errors stay ATen's.
+std::unique_ptr<Kernel> hardtanhInPlace(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  auto lo = constScalar(b, 1), hi = constScalar(b, 2);
+  if (!lo || !hi) return nullptr;
+  const c10::Scalar l = *lo, h = *hi;
+  const c10::optional<c10::Scalar> lo_opt = l, hi_opt = h;
+  return unaryInPlaceKernel(
+      "at::cpu::clamp_ (in place)", [](const at::Tensor& s) { return c10::isFloatingType(s.scalar_type()); },
+      [lo_opt, hi_opt](at::Tensor& s) { at::cpu::clamp_(s, lo_opt, hi_opt); },
+      [l, h](at::Tensor& s) { at::hardtanh_(s, l, h); });
 }
 
 // add_ / sub_ (self, other, alpha): alpha is constant in practice (declines otherwise).
@@ -112,6 +156,8 @@ void registerInPlace(PluginRegistrar& r) {
   r.outVariant("aten::div_.Scalar", divInPlace(true, false));
   r.outVariant("aten::div_.Tensor_mode", divInPlace(false, true));
   r.outVariant("aten::div_.Scalar_mode", divInPlace(true, true));
+  r.outVariant("aten::relu_", reluInPlace);
+  r.outVariant("aten::hardtanh_", hardtanhInPlace);
 }
 
 }  // namespace brisk::ops_cpu::out

@@ -1,4 +1,4 @@
-// Pooling: max_pool2d, avg_pool2d, adaptive_avg_pool2d.
+// Pooling: max_pool2d, max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d.
 //
 // max_pool2d on a contiguous NCHW/CHW float or double input runs maxPool2dPlanes
 // (max_pool_nchw.h): ATen's values bit for bit, written straight into the output, no
@@ -89,7 +89,10 @@ bool maxPoolDirect(KernelContext& ctx, const at::Tensor& x, MaxPoolArgs a) {
   return true;
 }
 
-std::unique_ptr<Kernel> maxPool2d(KernelBuildContext& b) {
+// max_pool2d and max_pool2d_with_indices (same arguments). `indices`: the node's
+// indices output is read, so it is computed into output 1 (ATen's kernel); otherwise
+// only the values are, and output 1 stays unset (nothing can observe it).
+std::unique_ptr<Kernel> maxPoolKernel(KernelBuildContext& b, bool indices) {
   if (numInputs(b) != 6) return nullptr;
   auto k = constInts(b, 1), s = constInts(b, 2), p = constInts(b, 3), d = constInts(b, 4);
   auto ceil = constBool(b, 5);
@@ -97,27 +100,49 @@ std::unique_ptr<Kernel> maxPool2d(KernelBuildContext& b) {
   std::vector<int64_t> ks = *k, st = *s, pad = *p, dil = *d;
   const bool cm = *ceil;
   const std::optional<MaxPoolArgs> args = maxPoolArgs(ks, st, pad, dil, cm);
-  return makeKernel("max_pool2d: direct NCHW (float/double) | at::cpu::max_pool2d_with_indices_out",
-                    [ks, st, pad, dil, cm, args](KernelContext& ctx) {
+  return makeKernel(indices ? "at::cpu::max_pool2d_with_indices_out"
+                            : "max_pool2d: direct NCHW (float/double) | at::cpu::max_pool2d_with_indices_out",
+                    [ks, st, pad, dil, cm, args, indices](KernelContext& ctx) {
                       const at::Tensor& x = ctx.tensor(0);
                       if (!isDenseCpu(x) || !c10::isFloatingType(x.scalar_type()) || (x.dim() != 3 && x.dim() != 4)) {
-                        ctx.output(0) = at::max_pool2d(x, ks, st, pad, dil, cm);
+                        if (indices) {
+                          auto r = at::max_pool2d_with_indices(x, ks, st, pad, dil, cm);
+                          ctx.output(0) = std::move(std::get<0>(r));
+                          ctx.output(1) = std::move(std::get<1>(r));
+                        } else {
+                          ctx.output(0) = at::max_pool2d(x, ks, st, pad, dil, cm);
+                        }
                         return;
                       }
                       const auto dt = x.scalar_type();
-                      if (args && (dt == at::kFloat || dt == at::kDouble) && x.is_contiguous() &&
+                      if (!indices && args && (dt == at::kFloat || dt == at::kDouble) && x.is_contiguous() &&
                           x.suggest_memory_format() == at::MemoryFormat::Contiguous && maxPoolDirect(ctx, x, *args))
                         return;
-                      at::Tensor& idx = indicesScratch();
-                      resizeToZero(idx);
+                      at::Tensor* idx = indices ? reusableOut(ctx, 1, at::kLong) : nullptr;
+                      if (indices && !idx) {
+                        ctx.output(1) = at::empty({0}, x.options().dtype(at::kLong));
+                        idx = &ctx.output(1).toTensor();
+                      }
+                      if (!idx) {
+                        idx = &indicesScratch();
+                        resizeToZero(*idx);
+                      }
                       if (at::Tensor* o = reusableOut(ctx, 0, dt)) {
-                        at::cpu::max_pool2d_with_indices_out(*o, idx, x, ks, st, pad, dil, cm);
+                        at::cpu::max_pool2d_with_indices_out(*o, *idx, x, ks, st, pad, dil, cm);
                       } else {
                         at::Tensor o2 = at::empty({0}, x.options());
-                        at::cpu::max_pool2d_with_indices_out(o2, idx, x, ks, st, pad, dil, cm);
+                        at::cpu::max_pool2d_with_indices_out(o2, *idx, x, ks, st, pad, dil, cm);
                         ctx.output(0) = std::move(o2);
                       }
                     });
+}
+
+std::unique_ptr<Kernel> maxPool2d(KernelBuildContext& b) { return maxPoolKernel(b, /*indices=*/false); }
+
+// max_pool2d_with_indices(...) -> (Tensor, Tensor): core ATen IR's max_pool2d.
+std::unique_ptr<Kernel> maxPool2dWithIndices(KernelBuildContext& b) {
+  if (b.node().outputs().size() != 2) return nullptr;
+  return maxPoolKernel(b, outputsUsed(b.node(), 1));
 }
 
 std::unique_ptr<Kernel> avgPool2d(KernelBuildContext& b) {
@@ -183,6 +208,7 @@ std::unique_ptr<Kernel> adaptiveAvgPool2d(KernelBuildContext& b) {
 
 void registerPooling(PluginRegistrar& r) {
   r.outVariant("aten::max_pool2d", maxPool2d);
+  r.outVariant("aten::max_pool2d_with_indices", maxPool2dWithIndices);
   r.outVariant("aten::avg_pool2d", avgPool2d);
   r.outVariant("aten::adaptive_avg_pool2d", adaptiveAvgPool2d);
 }

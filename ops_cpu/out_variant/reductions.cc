@@ -83,7 +83,10 @@ std::unique_ptr<Kernel> reduceDims(KernelBuildContext& b) {
   return reduceKernel<kMean>(std::move(a));
 }
 
-// all(Tensor self): bool result (uint8 for uint8 inputs), as ATen's functional op.
+// Result dtype of all / any: bool, uint8 for uint8 inputs (ATen's functional ops).
+c10::ScalarType boolReduceDtype(const at::Tensor& x) { return x.scalar_type() == at::kByte ? at::kByte : at::kBool; }
+
+// all(Tensor self).
 std::unique_ptr<Kernel> allKernel(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
   return makeKernel("at::cpu::all_out", [](KernelContext& ctx) {
@@ -93,8 +96,27 @@ std::unique_ptr<Kernel> allKernel(KernelBuildContext& b) {
       return;
     }
     writeOut(
-        ctx, x.scalar_type() == at::kByte ? at::kByte : at::kBool, [&](at::Tensor& o) { at::cpu::all_out(o, x); },
-        [&] { return at::cpu::all(x); });
+        ctx, boolReduceDtype(x), [&](at::Tensor& o) { at::cpu::all_out(o, x); }, [&] { return at::cpu::all(x); });
+  });
+}
+
+// any.dim(Tensor self, int dim, bool keepdim) (core ATen IR).
+std::unique_ptr<Kernel> anyDim(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  auto dim = constInt(b, 1);
+  auto keep = constBool(b, 2);
+  if (!dim || !keep) return nullptr;
+  const int64_t d = *dim;
+  const bool k = *keep;
+  return makeKernel("at::cpu::any_out(dim)", [d, k](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    if (!isDenseCpu(x)) {
+      ctx.output(0) = at::any(x, d, k);
+      return;
+    }
+    writeOut(
+        ctx, boolReduceDtype(x), [&](at::Tensor& o) { at::cpu::any_out(o, x, d, k); },
+        [&] { return at::cpu::any(x, d, k); });
   });
 }
 
@@ -102,6 +124,7 @@ std::unique_ptr<Kernel> allKernel(KernelBuildContext& b) {
 
 void registerReductions(PluginRegistrar& r) {
   r.outVariant("aten::all", allKernel);
+  r.outVariant("aten::any.dim", anyDim);
   r.outVariant("aten::sum", reduceAll<false>);
   r.outVariant("aten::sum.dim_IntList", reduceDims<false>);
   r.outVariant("aten::mean", reduceAll<true>);

@@ -1,4 +1,4 @@
-// Copies and concatenation: cat, stack, clone, zeros_like.
+// Copies and concatenation: cat, stack, clone, _to_copy, eval-mode dropout, zeros_like.
 //
 // Not here on purpose: flatten / reshape / contiguous / to.* — their schemas say the
 // result may alias the input (Tensor(a)), so the runtime never retains them and a copy
@@ -79,15 +79,36 @@ at::Tensor* sameGeometryOut(KernelContext& ctx, const at::Tensor& x, c10::Scalar
   return &t;
 }
 
+// Copies the dense CPU `x` (converted to `dt`) into output 0: the retained output
+// when it already has the layout ATen would allocate (x's sizes, contiguous when
+// `contiguous`, else x's own strides), otherwise `fresh()`, ATen's own allocation and
+// copy. Same values either way (copy_ converts as ATen's copy does).
+template <class Fresh>
+void copyOut(KernelContext& ctx, const at::Tensor& x, c10::ScalarType dt, bool contiguous, Fresh&& fresh) {
+  at::Tensor* o = contiguous ? reusableOut(ctx, 0, dt) : sameGeometryOut(ctx, x, dt);
+  if (!o) {
+    ctx.output(0) = fresh();
+    return;
+  }
+  if (contiguous) at::native::resize_(*o, x.sizes(), c10::nullopt);
+  at::native::copy_(*o, x, false);
+}
+
+// Reads a constant MemoryFormat? argument into `fmt`; false unless it is None,
+// Preserve or Contiguous (the formats copyOut serves).
+bool copyFormat(KernelBuildContext& b, size_t i, c10::optional<at::MemoryFormat>& fmt) {
+  if (!isConst(b, i)) return false;
+  const c10::IValue& mf = constant(b, i);
+  if (mf.isNone()) return true;
+  if (!mf.isInt()) return false;
+  fmt = static_cast<at::MemoryFormat>(mf.toInt());
+  return *fmt == at::MemoryFormat::Preserve || *fmt == at::MemoryFormat::Contiguous;
+}
+
 std::unique_ptr<Kernel> clone(KernelBuildContext& b) {
-  if (numInputs(b) != 2 || !isConst(b, 1)) return nullptr;
-  const c10::IValue& mf = constant(b, 1);
+  if (numInputs(b) != 2) return nullptr;
   c10::optional<at::MemoryFormat> fmt;
-  if (mf.isInt())
-    fmt = static_cast<at::MemoryFormat>(mf.toInt());
-  else if (!mf.isNone())
-    return nullptr;
-  if (fmt && *fmt != at::MemoryFormat::Preserve && *fmt != at::MemoryFormat::Contiguous) return nullptr;
+  if (!copyFormat(b, 1, fmt)) return nullptr;
   const bool contiguous = fmt && *fmt == at::MemoryFormat::Contiguous;
   return makeKernel(contiguous ? "at::native::copy_ (contiguous)" : "at::native::copy_", [fmt, contiguous](KernelContext& ctx) {
     const at::Tensor& x = ctx.tensor(0);
@@ -95,20 +116,58 @@ std::unique_ptr<Kernel> clone(KernelBuildContext& b) {
       ctx.output(0) = at::clone(x, fmt);
       return;
     }
-    if (contiguous) {
-      if (at::Tensor* o = reusableOut(ctx, 0, x.scalar_type())) {
-        at::native::resize_(*o, x.sizes(), c10::nullopt);
-        at::native::copy_(*o, x, false);
-      } else {
-        ctx.output(0) = at::native::clone(x, fmt);
-      }
+    copyOut(ctx, x, x.scalar_type(), contiguous, [&] { return at::native::clone(x, fmt); });
+  });
+}
+
+// _to_copy(Tensor self, *, ScalarType? dtype, Layout? layout, Device? device,
+//          bool? pin_memory, bool non_blocking, MemoryFormat? memory_format)
+// (core ATen IR's .to / .type / .float ...): a copy converted to `dtype`. Declines
+// anything but a strided CPU result in preserve or contiguous format.
+std::unique_ptr<Kernel> toCopy(KernelBuildContext& b) {
+  if (numInputs(b) != 7) return nullptr;
+  for (size_t i = 1; i < 7; ++i)
+    if (!isConst(b, i)) return nullptr;
+  const c10::IValue &dv = constant(b, 1), &lv = constant(b, 2), &devv = constant(b, 3), &pv = constant(b, 4);
+  if (!dv.isNone() && !dv.isInt()) return nullptr;
+  if (!lv.isNone() && !(lv.isInt() && static_cast<at::Layout>(lv.toInt()) == at::kStrided)) return nullptr;
+  if (!devv.isNone() && !(devv.isDevice() && devv.toDevice().is_cpu())) return nullptr;
+  if (!pv.isNone() && !(pv.isBool() && !pv.toBool())) return nullptr;
+  c10::optional<at::MemoryFormat> fmt;
+  if (!constBool(b, 5) || !copyFormat(b, 6, fmt)) return nullptr;
+  const c10::optional<at::ScalarType> dtype =
+      dv.isNone() ? c10::optional<at::ScalarType>() : static_cast<at::ScalarType>(dv.toInt());
+  const bool contiguous = fmt && *fmt == at::MemoryFormat::Contiguous;
+  return makeKernel("at::native::copy_ (converting)", [dtype, fmt, contiguous](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    auto fresh = [&] { return at::_to_copy(x, dtype, c10::nullopt, c10::nullopt, c10::nullopt, false, fmt); };
+    if (!isDenseCpu(x)) {
+      ctx.output(0) = fresh();
       return;
     }
-    if (at::Tensor* o = sameGeometryOut(ctx, x, x.scalar_type())) {
-      at::native::copy_(*o, x, false);
-    } else {
-      ctx.output(0) = at::native::clone(x, fmt);
+    copyOut(ctx, x, dtype.value_or(x.scalar_type()), contiguous, fresh);
+  });
+}
+
+// dropout(Tensor input, float p, bool train) with train=False (torch.export's default
+// IR keeps eval-mode dropout). ATen returns `input` itself, but the schema does not
+// mark the result as aliasing it, so escape analysis and the memory planner would not
+// see the alias: a planned input's bytes could be reused while the result is still
+// read. So the kernel writes a copy into its own (planned) output instead: same
+// values, sizes and (for dense inputs) strides. p outside [0, 1] and train=True are
+// declined (the fallback raises ATen's error / draws the mask).
+std::unique_ptr<Kernel> dropoutEval(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  auto p = constDouble(b, 1);
+  auto train = constBool(b, 2);
+  if (!p || !train || *train || !(*p >= 0 && *p <= 1)) return nullptr;
+  return makeKernel("at::native::copy_ (eval dropout: identity)", [](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    if (!isDenseCpu(x)) {
+      ctx.output(0) = x.clone();
+      return;
     }
+    copyOut(ctx, x, x.scalar_type(), /*contiguous=*/false, [&] { return at::native::clone(x, c10::nullopt); });
   });
 }
 
@@ -154,6 +213,8 @@ void registerShapeCopy(PluginRegistrar& r) {
   r.outVariant("aten::cat", cat);
   r.outVariant("aten::stack", stack);
   r.outVariant("aten::clone", clone);
+  r.outVariant("aten::_to_copy", toCopy);
+  r.outVariant("aten::dropout", dropoutEval);
   r.outVariant("aten::zeros_like", zerosLike);
 }
 

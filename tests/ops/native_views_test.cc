@@ -351,5 +351,24 @@ TEST(NativeViews, Unflatten) {
       .run();
 }
 
+// squeeze.dims (core ATen IR): only the listed size-1 dims go; a view of the input.
+TEST(NativeViews, SqueezeDims) {
+  OpTester(R"IR(
+graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %c : Tensor = aten::clone(%x, %none)
+  %d : int[] = prim::Constant[value=[0, -2]]()
+  %y : Tensor = aten::squeeze(%c, %d)
+  %two : int = prim::Constant[value=2]()
+  %z : Tensor = aten::mul_(%y, %two)
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%y, %c)
+  return (%r))IR")
+      .inputs({at::randn({1, 3, 1, 4})})
+      .inputs({at::randn({2, 5, 1, 2})})
+      .inputs({at::randn({1, 5, 3, 2})})
+      .expectKernel("aten::squeeze.dims", kNative)
+      .run();
+}
+
 }  // namespace
 }  // namespace brisk::testing

@@ -134,5 +134,24 @@ TEST(OutActivations, LogSoftmax) {
              "aten::log_softmax.int");
 }
 
+// _softmax (core ATen IR): ATen's own _softmax_out, exact.
+TEST(OutActivations, SoftmaxUnderscore) {
+  for (int dim : {-1, 1}) {
+    for (auto dtype : {at::kFloat, at::kDouble}) {
+      OpTester(
+          "graph(%x : Tensor):\n"
+          "  %d : int = prim::Constant[value=" + std::to_string(dim) + "]()\n"
+          "  %h : bool = prim::Constant[value=0]()\n"
+          "  %y : Tensor = aten::_softmax(%x, %d, %h)\n"
+          "  return (%y)\n")
+          .inputs({at::randn({2, 5, 3}, dtype)})
+          .inputs({at::randn({4, 7, 9}, dtype) * 10})
+          .tolerance(Tolerance{0, 0, 0})
+          .expectKernel("aten::_softmax", kOut)
+          .run();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace brisk::testing

@@ -381,5 +381,60 @@ TEST(OutConvLinear, Matmul) {
       .run();
 }
 
+// aten::convolution (core ATen IR): the arguments after the weight and bias, as IR
+// constants.
+std::string convolutionArgsIR(const std::string& stride, const std::string& pad, const std::string& dil,
+                              bool transposed, const std::string& out_pad, int groups) {
+  return "  %s : int[] = prim::Constant[value=" + stride + "]()\n  %p : int[] = prim::Constant[value=" + pad +
+         "]()\n  %d : int[] = prim::Constant[value=" + dil + "]()\n  %tr : bool = prim::Constant[value=" +
+         (transposed ? "1" : "0") + "]()\n  %op : int[] = prim::Constant[value=" + out_pad +
+         "]()\n  %g : int = prim::Constant[value=" + std::to_string(groups) + "]()\n";
+}
+const char* kConvolutionCall = "  %y : Tensor = aten::convolution(%x, %w, %b, %s, %p, %d, %tr, %op, %g)\n  return (%y)\n";
+
+// Frozen weights, as torch.export's graphs carry them; ATen's own _convolution call,
+// so the bits are the interpreter's.
+TEST(OutConvLinear, ConvolutionConstWeights) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {8, 3, 3, 3}) + constTensorIR("b", {8}) +
+           convolutionArgsIR("[1, 1]", "[1, 1]", "[1, 1]", false, "[0, 0]", 1) + kConvolutionCall)
+      .inputs({at::randn({1, 3, 8, 8})})
+      .inputs({at::randn({2, 3, 11, 9})})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::convolution", kDirect)
+      .run();
+}
+
+TEST(OutConvLinear, ConvolutionDepthwiseStridedNoBias) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {6, 1, 3, 3}) + "  %b : NoneType = prim::Constant()\n" +
+           convolutionArgsIR("[2, 2]", "[1, 1]", "[1, 1]", false, "[0, 0]", 6) + kConvolutionCall)
+      .inputs({at::randn({1, 6, 9, 9})})
+      .inputs({at::randn({2, 6, 14, 10})})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::convolution", kDirect)
+      .run();
+}
+
+TEST(OutConvLinear, ConvolutionTransposed) {
+  OpTester("graph(%x : Tensor):\n" + constTensorIR("w", {4, 3, 3, 3}) + constTensorIR("b", {3}) +
+           convolutionArgsIR("[2, 2]", "[1, 1]", "[1, 1]", true, "[1, 1]", 1) + kConvolutionCall)
+      .inputs({at::randn({1, 4, 5, 5})})
+      .inputs({at::randn({2, 4, 7, 6})})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::convolution", kDirect)
+      .run();
+}
+
+// conv1d's decomposition, with weight and bias given at run time.
+TEST(OutConvLinear, Convolution1dRuntimeWeights) {
+  at::Tensor w = at::randn({5, 3, 3}), b = at::randn({5});
+  OpTester("graph(%x : Tensor, %w : Tensor, %b : Tensor):\n" +
+           convolutionArgsIR("[1]", "[0]", "[2]", false, "[0]", 1) + kConvolutionCall)
+      .inputs({at::randn({1, 3, 10}), w, b})
+      .inputs({at::randn({3, 3, 17}), w, b})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::convolution", kDirect)
+      .run();
+}
+
 }  // namespace
 }  // namespace brisk::testing

@@ -123,5 +123,38 @@ graph(%x : Tensor):
   }
 }
 
+// relu_ / hardtanh_ (torch.export's default IR keeps them): rows of an intermediate,
+// mutated through views, show in the intermediate; results are `self`.
+TEST(OutInPlace, ReluAndHardtanhThroughViews) {
+  const char* ir = R"IR(
+graph(%x : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %lo : float = prim::Constant[value=-0.5]()
+  %hi : float = prim::Constant[value=0.75]()
+  %w : Tensor = aten::mul(%x, %two)
+  %v : Tensor = aten::select(%w, %zero, %zero)
+  %a : Tensor = aten::relu_(%v)
+  %u : Tensor = aten::select(%w, %zero, %one)
+  %b : Tensor = aten::hardtanh_(%u, %lo, %hi)
+  %r : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%w, %a, %b)
+  return (%r))IR";
+  OpTester(ir)
+      .inputs({at::randn({3, 4})})
+      .inputs({at::randn({2, 7})})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::relu_", kNative)
+      .expectKernel("aten::hardtanh_", kNative)
+      .run();
+  OpTester(ir)  // integers: relu_'s fast path, hardtanh_'s ATen path
+      .inputs({at::randint(-5, 5, {3, 4}, at::kLong)})
+      .inputs({at::randint(-5, 5, {2, 6}, at::kLong)})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::relu_", kNative)
+      .expectKernel("aten::hardtanh_", kNative)
+      .run();
+}
+
 }  // namespace
 }  // namespace brisk::testing

@@ -87,5 +87,60 @@ TEST(OutNorms, BatchNorm1d) {
       .run();
 }
 
+// _native_batch_norm_legit_no_training (core ATen IR), all three outputs returned: the
+// normalized input, and the empty saved statistics ATen returns in inference.
+std::string nativeBatchNormIR(int64_t c, const std::string& returned) {
+  return "graph(%x : Tensor):\n" + constVectorIR("w", c, 1.0, 0.5) + constVectorIR("b", c, 0.0, 0.3) +
+         constVectorIR("rm", c, 0.1, 0.2) + constVectorIR("rv", c, 1.5, 0.5) +
+         "  %mom : float = prim::Constant[value=0.1]()\n"
+         "  %eps : float = prim::Constant[value=1e-05]()\n"
+         "  %y : Tensor, %sm : Tensor, %sv : Tensor = aten::_native_batch_norm_legit_no_training(%x, %w, %b, %rm, "
+         "%rv, %mom, %eps)\n"
+         "  %all : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%y, %sm, %sv)\n"
+         "  return (" + returned + ")\n";
+}
+
+TEST(OutNorms, NativeBatchNormNoTraining) {
+  for (const char* returned : {"%all", "%y"}) {
+    SCOPED_TRACE(returned);
+    OpTester(nativeBatchNormIR(6, returned))
+        .inputs({at::randn({1, 6, 4, 4})})
+        .inputs({at::randn({3, 6, 7, 5})})
+        .tolerance(Tolerance{1e-4, 1e-5})
+        .expectKernel("aten::_native_batch_norm_legit_no_training", kOut)
+        .run();
+    OpTester(nativeBatchNormIR(6, returned))
+        .inputs({at::randn({5, 6})})
+        .inputs({at::randn({2, 6})})
+        .tolerance(Tolerance{1e-4, 1e-5})
+        .expectKernel("aten::_native_batch_norm_legit_no_training", kOut)
+        .run();
+  }
+}
+
+// native_layer_norm (core ATen IR): with mean and rstd read (computed) or not (y only);
+// ATen's own LayerNormKernel, so exact.
+std::string nativeLayerNormIR(const std::string& returned) {
+  return "graph(%x : Tensor):\n" + constVectorIR("w", 8, 1.0, 0.5) + constVectorIR("b", 8, 0.0, 0.2) +
+         "  %shape : int[] = prim::Constant[value=[8]]()\n"
+         "  %eps : float = prim::Constant[value=1e-05]()\n"
+         "  %y : Tensor, %mean : Tensor, %rstd : Tensor = aten::native_layer_norm(%x, %shape, %w, %b, %eps)\n"
+         "  %all : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%y, %mean, %rstd)\n"
+         "  return (" + returned + ")\n";
+}
+
+TEST(OutNorms, NativeLayerNorm) {
+  for (const char* returned : {"%all", "%y", "%rstd"}) {
+    SCOPED_TRACE(returned);
+    OpTester(nativeLayerNormIR(returned))
+        .inputs({at::randn({1, 3, 8})})
+        .inputs({at::randn({4, 7, 8})})
+        .inputs({at::randn({8, 5, 2}).transpose(0, 2)})  // [2, 5, 8] strided
+        .tolerance(Tolerance{0, 0, 0})
+        .expectKernel("aten::native_layer_norm", kOut)
+        .run();
+  }
+}
+
 }  // namespace
 }  // namespace brisk::testing

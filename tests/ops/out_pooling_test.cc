@@ -386,5 +386,37 @@ graph(%x : Tensor):
   expectSameLayout(ir, {at::randn({2, 8, 7, 7}).contiguous(at::MemoryFormat::ChannelsLast), at::randn({2, 8, 7, 7})});
 }
 
+// max_pool2d_with_indices (core ATen IR): with the indices read, ATen's kernel computes
+// both; without, only the values (the direct NCHW kernel where it applies).
+TEST(OutPooling, MaxPool2dWithIndices) {
+  for (const char* returned : {"%both", "%y"}) {
+    SCOPED_TRACE(returned);
+    const std::string ir = std::string(
+                               "graph(%x : Tensor):\n"
+                               "  %k : int[] = prim::Constant[value=[3, 3]]()\n"
+                               "  %s : int[] = prim::Constant[value=[2, 2]]()\n"
+                               "  %p : int[] = prim::Constant[value=[1, 1]]()\n"
+                               "  %d : int[] = prim::Constant[value=[1, 1]]()\n"
+                               "  %c : bool = prim::Constant[value=0]()\n"
+                               "  %y : Tensor, %i : Tensor = aten::max_pool2d_with_indices(%x, %k, %s, %p, %d, %c)\n"
+                               "  %both : (Tensor, Tensor) = prim::TupleConstruct(%y, %i)\n"
+                               "  return (") +
+                           returned + ")\n";
+    OpTester(ir)
+        .inputs({at::randn({1, 3, 8, 8})})
+        .inputs({at::randn({2, 5, 13, 11})})
+        .inputs({at::randn({2, 5, 13, 11}).contiguous(at::MemoryFormat::ChannelsLast)})
+        .tolerance(Tolerance{0, 0, 0})
+        .expectKernel("aten::max_pool2d_with_indices", kOut)
+        .run();
+    OpTester(ir)  // unbatched
+        .inputs({at::randn({4, 9, 7})})
+        .inputs({at::randn({2, 6, 6})})
+        .tolerance(Tolerance{0, 0, 0})
+        .expectKernel("aten::max_pool2d_with_indices", kOut)
+        .run();
+  }
+}
+
 }  // namespace
 }  // namespace brisk::testing

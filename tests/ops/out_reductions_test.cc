@@ -106,5 +106,23 @@ TEST(OutReductions, AllBoolFloatAndByte) {
       .run();
 }
 
+// any.dim (core ATen IR): bool result, uint8 for uint8 inputs; exact.
+TEST(OutReductions, AnyDim) {
+  for (const char* keep : {"0", "1"}) {
+    const std::string ir = std::string("graph(%x : Tensor):\n"
+                                       "  %d : int = prim::Constant[value=1]()\n"
+                                       "  %k : bool = prim::Constant[value=") +
+                           keep + "]()\n  %y : Tensor = aten::any(%x, %d, %k)\n  return (%y)\n";
+    for (auto dtype : {at::kBool, at::kFloat, at::kByte}) {
+      OpTester(ir)
+          .inputs({(at::rand({2, 5, 3}) > 0.8).to(dtype)})
+          .inputs({(at::rand({4, 7, 2}) > 0.9).to(dtype)})
+          .tolerance(Tolerance{0, 0, 0})
+          .expectKernel("aten::any.dim", kOut)
+          .run();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace brisk::testing

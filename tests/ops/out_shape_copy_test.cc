@@ -143,5 +143,57 @@ TEST(OutShapeCopy, Triu) {
       .run();
 }
 
+// _to_copy(x, dtype, layout, device, pin_memory, non_blocking, memory_format) (core
+// ATen IR): dtype, layout, device and format as export writes them; exact.
+std::string toCopyIR(const std::string& dtype, const std::string& format) {
+  return "graph(%x : Tensor):\n"
+         "  %dt : " + std::string(dtype == "None" ? "NoneType = prim::Constant()" : "int = prim::Constant[value=" + dtype + "]()") +
+         "\n  %lay : int = prim::Constant[value=0]()\n"
+         "  %dev : Device = prim::Constant[value=\"cpu\"]()\n"
+         "  %none : NoneType = prim::Constant()\n"
+         "  %nb : bool = prim::Constant[value=0]()\n"
+         "  %mf : " + std::string(format == "None" ? "NoneType = prim::Constant()" : "int = prim::Constant[value=" + format + "]()") +
+         "\n  %y : Tensor = aten::_to_copy(%x, %dt, %lay, %dev, %none, %nb, %mf)\n"
+         "  return (%y)\n";
+}
+
+TEST(OutShapeCopy, ToCopy) {
+  // dtype: None, Double (7), Long (4); format: None, Preserve (1), Contiguous (0).
+  for (const char* dtype : {"None", "7", "4"}) {
+    for (const char* format : {"None", "1", "0"}) {
+      SCOPED_TRACE(std::string("dtype ") + dtype + ", format " + format);
+      OpTester(toCopyIR(dtype, format))
+          .inputs({at::randn({2, 3, 4, 2}) * 5})
+          .inputs({at::randn({3, 5, 4, 2}).contiguous(at::MemoryFormat::ChannelsLast) * 5})
+          .tolerance(Tolerance{0, 0, 0})
+          .expectKernel("aten::_to_copy", kOut)
+          .run();
+      OpTester(toCopyIR(dtype, format))
+          .inputs({at::randn({6, 4}).t() * 5})
+          .inputs({at::randn({5, 8}).slice(1, 0, 8, 2) * 5})  // not dense
+          .tolerance(Tolerance{0, 0, 0})
+          .expectKernel("aten::_to_copy", kOut)
+          .run();
+    }
+  }
+}
+
+// dropout in eval mode (torch.export's default IR): identity, as a copy.
+TEST(OutShapeCopy, DropoutEval) {
+  OpTester(
+      "graph(%x : Tensor):\n"
+      "  %p : float = prim::Constant[value=0.1]()\n"
+      "  %t : bool = prim::Constant[value=0]()\n"
+      "  %y : Tensor = aten::dropout(%x, %p, %t)\n"
+      "  %z : Tensor = aten::dropout(%y, %p, %t)\n"
+      "  return (%z)\n")
+      .inputs({at::randn({6, 4}).t()})
+      .inputs({at::randn({2, 3})})
+      .inputs({at::randn({5, 7})})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::dropout", kOut)
+      .run();
+}
+
 }  // namespace
 }  // namespace brisk::testing
