@@ -45,21 +45,23 @@ import jit_pickle  # noqa: E402
 sys.dont_write_bytecode = True
 
 
-def _import_models():
+def import_relative(module_name):
+    """Imports tools/zoo/<module_name>.py under its cwd-relative path (see above); also
+    used by export_pt2.py, whose PT2 programs record source paths in their stack traces."""
     import types
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.py")
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), module_name + ".py")
     rel = os.path.relpath(path)
     name = path if rel.startswith("..") else rel
     with open(path) as f:
         code = compile(f.read(), name, "exec")
-    mod = types.ModuleType("models")
+    mod = types.ModuleType(module_name)
     mod.__file__ = name
-    sys.modules["models"] = mod
+    sys.modules[module_name] = mod
     exec(code, mod.__dict__)
     return mod
 
 
-models = _import_models()
+models = import_relative("models")
 
 RTOL = 1e-5
 ATOL = 1e-6

@@ -1,0 +1,295 @@
+#!/usr/bin/env python3
+"""Write the zoo's PT2 (torch.export) programs, beside the TorchScript ones of export.py.
+
+Usage: /opt/brisk/venv/bin/python3 export_pt2.py --out DIR [--only NAME ...] [--verbose]
+                                                 [--declared FILE ...]
+
+For every program of models_pt2.PT2_MODELS (the zoo models, from the same nn.Module
+instances and seeds as <name>.pt, plus mlp.dyn, resnet18.dyn, cond_model, pytree_io):
+  <name>.pt2                      torch.export.export program (TRAINING IR), archive program "model"
+  <name>.core.pt2                 ep.run_decompositions() (core ATen IR)
+  <name>.pt2.expected.pt          ep.module() output on the inputs
+  <name>.pt2.inputs2.expected.pt  ep.module() output on inputs2, where the program accepts them
+  <name>.inputs.pt, .inputs2.pt   extra programs only (the zoo models' files come from export.py)
+and pt2_manifest.json: per program exported / reason / IRs / node counts / whether inputs2
+are accepted (see README.md, "PT2 programs").
+
+Checked here: ep.module() matches the eager module on each input set it accepts; both
+archives, reloaded with load_pt2, reproduce the saved references; ep.module() rejects
+inputs2 exactly when the manifest says so (static shapes or specialised ints); dynamic
+programs accept their range's ends and reject one past the maximum; cond_model's two input
+sets take different branches. With --declared (the genrule's $(OUTS)), the files written
+must be exactly the declared ones.
+"""
+
+import argparse
+import collections
+import contextlib
+import io
+import json
+import logging
+import os
+import sys
+import time
+import warnings
+import zipfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# export.py fixes PYTHONHASHSEED (re-executing this script), thread counts and the
+# TorchScript deprecation warnings (the model builders script every model), and loads
+# models.py by its cwd-relative path.
+import export  # noqa: E402
+import jit_pickle  # noqa: E402
+import torch  # noqa: E402
+from torch.export.pt2_archive._package import load_pt2, package_pt2  # noqa: E402
+
+# nn.LSTM / nn.GRU re-assign their _flat_weights list during export ("The tensor attributes
+# self.lstm._flat_weights[0], ... were assigned during export"); the weights are the
+# registered parameters (export lifts them as such), so the warning says nothing here.
+warnings.filterwarnings("ignore", message=r"The tensor attributes self\.\w+\._flat_weights",
+                        category=UserWarning)
+
+models_pt2 = export.import_relative("models_pt2")
+
+RTOL, ATOL = export.RTOL, export.ATOL
+# Core ATen decompositions (linear -> addmm, LSTM -> unrolled cells) round differently from
+# the composite kernels the reference ran: compare with an atol scaled to the output.
+CORE_RTOL, CORE_ATOL_SCALE = 1e-5, 1e-6
+
+
+def _tensors(v):
+    if isinstance(v, torch.Tensor):
+        yield v
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            yield from _tensors(x)
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from _tensors(x)
+
+
+def _assert_close_scaled(a, b, what):
+    if isinstance(a, torch.Tensor):
+        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
+            raise AssertionError(f"{what}: tensor mismatch {type(b)}")
+        atol = CORE_ATOL_SCALE * max(1.0, a.abs().max().item() if a.numel() else 1.0)
+        if not torch.allclose(a, b, rtol=CORE_RTOL, atol=atol):
+            raise AssertionError(f"{what}: max abs diff {(a - b).abs().max().item()} (atol {atol})")
+    elif isinstance(a, (list, tuple)):
+        if type(a) is not type(b) or len(a) != len(b):
+            raise AssertionError(f"{what}: sequence mismatch {type(a)} {type(b)}")
+        for i, (x, y) in enumerate(zip(a, b)):
+            _assert_close_scaled(x, y, f"{what}[{i}]")
+    elif isinstance(a, dict):
+        if not isinstance(b, dict) or list(a) != list(b):
+            raise AssertionError(f"{what}: dict keys mismatch")
+        for k in a:
+            _assert_close_scaled(a[k], b[k], f"{what}[{k!r}]")
+    elif a != b:
+        raise AssertionError(f"{what}: {a!r} != {b!r}")
+
+
+def _run(m, inputs):
+    args, kwargs = inputs
+    with torch.no_grad():
+        return m(*args, **kwargs)
+
+
+def _first_line(e):
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"
+
+
+def _json_nodes(path):
+    """Node count of the archive's program as a C++ reader sees it: the nodes of
+    models/model.json, recursively through torch.cond / while_loop subgraphs (FX getitem
+    nodes are never serialized). Also the per-target counts and the verifiers."""
+    with zipfile.ZipFile(path) as z:
+        root = z.namelist()[0].split("/")[0]
+        prog = json.loads(z.read(f"{root}/models/model.json"))
+    ops = collections.Counter()
+
+    def walk(graph):
+        n = 0
+        for node in graph["nodes"]:
+            n += 1
+            ops[node["target"].replace("torch.ops.", "")] += 1
+            for a in node["inputs"]:
+                if "as_graph" in a["arg"]:
+                    n += walk(a["arg"]["as_graph"]["graph"])
+        return n
+
+    return walk(prog["graph_module"]["graph"]), dict(sorted(ops.items())), prog["verifiers"]
+
+
+def _drop_provenance(ep):
+    """Removes the nodes' "from_node" metadata (which pass created a node from which): it
+    records graph ids, Python id()s of graph objects, so the archives would differ run to
+    run. Nothing reads it to run a program."""
+    for gm in ep.graph_module.modules():
+        if isinstance(gm, torch.fx.GraphModule):
+            for node in gm.graph.nodes:
+                node.meta.pop("from_node", None)
+    return ep
+
+
+def _save(obj, path, written):
+    jit_pickle.save(obj, path)
+    written.append(os.path.basename(path))
+
+
+def _check_dynamic(name, ep, spec, entry):
+    """The range of the dynamic batch dim, from the program; ep.module() must take both
+    ends and reject max + 1 (what the test expects from brisk too)."""
+    ranges = [(int(r.lower), int(r.upper)) for r in ep.range_constraints.values()]
+    if len(ranges) != 1:
+        raise AssertionError(f"{name}: expected one dynamic dim, got {ep.range_constraints}")
+    lo, hi = ranges[0]
+    (x,), _ = spec.inputs
+    mod = ep.module()
+    for b in (lo, hi):
+        _run(mod, ([torch.randn(b, *x.shape[1:])], {}))
+    try:
+        _run(mod, ([torch.randn(hi + 1, *x.shape[1:])], {}))
+    except Exception:  # the guard's error type is torch's business; any rejection will do
+        pass
+    else:
+        raise AssertionError(f"{name}: batch {hi + 1} was accepted")
+    entry["batch_range"] = [lo, hi]
+
+
+def export_one(name, out_dir, verbose=False):
+    """Exports one program; returns (manifest entry, files written)."""
+    t0 = time.time()
+    spec = models_pt2.PT2_MODELS[name]()
+    written = []
+    entry = collections.OrderedDict(exported=False, reason="", ir=[], nodes={}, verifiers={},
+                                    torchscript=(spec.torchscript + ".pt") if spec.torchscript else None,
+                                    dynamic=spec.dynamic is not None)
+    example = spec.example or spec.inputs
+    if spec.original is not None:
+        # The unmodified module first: the rewrite is only there because this fails. On
+        # the way, the shape-guard logger warns and torch prints the partial graph to
+        # stderr; the error is recorded instead.
+        log = logging.getLogger("torch.fx.experimental.symbolic_shapes")
+        level = log.level
+        log.setLevel(logging.ERROR)
+        try:
+            with contextlib.redirect_stderr(io.StringIO()):
+                torch.export.export(spec.original, tuple(example[0]), dict(example[1]))
+        except Exception as e:
+            entry["original_error"] = _first_line(e)
+        else:
+            raise AssertionError(f"{name}: the original module exports now; drop the rewrite")
+        finally:
+            log.setLevel(level)
+    try:
+        ep = torch.export.export(spec.module, tuple(example[0]), dict(example[1]),
+                                 dynamic_shapes=spec.dynamic)
+    except Exception as e:
+        entry["reason"] = _first_line(e)
+        return entry, written
+    entry["exported"] = True
+    entry["reason"] = spec.note
+    core = ep.run_decompositions()
+
+    if spec.own_inputs:
+        for tag, inputs in (("inputs", spec.inputs), ("inputs2", spec.inputs2)):
+            args, kwargs = inputs
+            _save({"args": list(args), "kwargs": dict(kwargs)}, os.path.join(out_dir, f"{name}.{tag}.pt"),
+                  written)
+    if name == "cond_model":
+        if models_pt2.cond_branch(spec.module, spec.inputs) == models_pt2.cond_branch(spec.module, spec.inputs2):
+            raise AssertionError("cond_model: inputs and inputs2 take the same branch")
+
+    refs = {}
+    mod = ep.module()
+    for tag, inputs, fname in (("inputs", spec.inputs, f"{name}.pt2.expected.pt"),
+                               ("inputs2", spec.inputs2, f"{name}.pt2.inputs2.expected.pt")):
+        try:
+            got = _run(mod, inputs)
+        except Exception as e:
+            if tag == "inputs":
+                raise
+            entry["inputs2"] = "rejected: " + _first_line(e)
+            continue
+        export._assert_close(_run(spec.module, inputs), got, f"{name}/{tag}/ep.module")
+        if any(t.requires_grad for t in _tensors(got)):
+            raise AssertionError(f"{name}/{tag}: reference requires grad")
+        _save(got, os.path.join(out_dir, fname), written)
+        refs[tag] = (inputs, got)
+        if tag == "inputs2":
+            entry["inputs2"] = "accepted"
+    if spec.dynamic is not None:
+        if "inputs2" not in refs:
+            raise AssertionError(f"{name}: dynamic program rejected inputs2")
+        _check_dynamic(name, ep, spec, entry)
+
+    for ir, prog, suffix in (("export", ep, ".pt2"), ("core", core, ".core.pt2")):
+        path = os.path.join(out_dir, name + suffix)
+        package_pt2(path, exported_programs={"model": _drop_provenance(prog)})
+        written.append(os.path.basename(path))
+        loaded = load_pt2(path).exported_programs["model"].module()
+        for tag, (inputs, ref) in refs.items():
+            got = _run(loaded, inputs)
+            if ir == "export":
+                export._assert_close(ref, got, f"{name}/{tag}/{ir}/load_pt2")
+            else:
+                _assert_close_scaled(ref, got, f"{name}/{tag}/{ir}/load_pt2")
+        if "inputs2" not in refs:
+            # The reloaded program must reject inputs2 as the original did.
+            try:
+                _run(loaded, spec.inputs2)
+            except Exception:
+                pass
+            else:
+                raise AssertionError(f"{name}/{ir}: reloaded program accepts inputs2")
+        n, ops, verifiers = _json_nodes(path)
+        entry["ir"].append(ir)
+        entry["nodes"][ir] = n
+        entry["verifiers"][ir] = verifiers
+        entry.setdefault("ops", {})[ir] = ops
+    entry["files"] = sorted(written)
+    secs = time.time() - t0
+    msg = f"{name}: ok, nodes export={entry['nodes']['export']} core={entry['nodes']['core']} ({secs:.1f}s)"
+    if verbose:
+        msg += f" inputs2={entry.get('inputs2')} ops={entry['ops']}"
+    print(msg)
+    return entry, written
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", required=True)
+    p.add_argument("--only", nargs="+", choices=list(models_pt2.PT2_MODELS), default=None)
+    p.add_argument("--verbose", action="store_true")
+    p.add_argument("--declared", nargs="+", default=None,
+                   help="the files the build declares (Bazel's $(OUTS)): must equal what is written")
+    a = p.parse_args(argv)
+    torch.set_num_threads(1)
+    os.makedirs(a.out, exist_ok=True)
+    t0 = time.time()
+    manifest = collections.OrderedDict()
+    written = ["pt2_manifest.json"]
+    for name, reason in models_pt2.NOT_EXPORTED.items():
+        manifest[name] = {"exported": False, "reason": reason, "ir": [], "nodes": {}}
+    for name in a.only or list(models_pt2.PT2_MODELS):
+        entry, files = export_one(name, a.out, a.verbose)
+        manifest[name] = entry
+        written += files
+        if not entry["exported"]:
+            print(f"{name}: NOT exported: {entry['reason']}")
+    with open(os.path.join(a.out, "pt2_manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+        f.write("\n")
+    if a.declared is not None:
+        declared = sorted(os.path.basename(d) for d in a.declared)
+        if declared != sorted(written):
+            raise SystemExit("export_pt2.py: written files differ from the declared outputs: "
+                             f"undeclared {sorted(set(written) - set(declared))}, "
+                             f"not written {sorted(set(declared) - set(written))}")
+    print(f"total {time.time() - t0:.1f}s")
+
+
+if __name__ == "__main__":
+    main()

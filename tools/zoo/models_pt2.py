@@ -1,0 +1,235 @@
+"""PT2 (torch.export) programs for the zoo: what export_pt2.py exports.
+
+Every zoo model of models.py is exported from the very nn.Module instance its builder
+returns (same seeds, so the same weights as <name>.pt). Models whose forward torch.export
+cannot trace get a PT2-only wrapper here that shares the original submodules (so the
+parameter names and values are the TorchScript model's); models.py itself is not touched,
+so the TorchScript archives stay byte-for-byte the same.
+
+Plus extra programs that exercise what only PT2 has:
+  mlp.dyn / resnet18.dyn -- dynamic batch (Dim("batch", min=1, max=64))
+  cond_model              -- torch.cond with parameters in both branches
+  pytree_io               -- dict/tuple/list inputs and kwargs, dict/tuple/list/None outputs
+
+Each spec is a `Pt2Spec`; see README.md ("PT2 programs") for the files written.
+"""
+
+import collections
+from typing import Dict, List, Optional, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.export import Dim
+
+import models
+
+# module      -- the nn.Module to export (eval mode)
+# inputs      -- (args, kwargs) used for export and the reference outputs
+# inputs2     -- (args, kwargs) second set; None: use the zoo's own <name>.inputs2.pt
+# dynamic     -- dynamic_shapes for torch.export.export, or None (static)
+# torchscript -- the zoo TorchScript model with the same weights and call signature, or None
+# note        -- how the program relates to the TorchScript model (goes to the manifest)
+# own_inputs  -- True: write <name>.inputs.pt / .inputs2.pt (extra programs); False: the
+#                zoo model's inputs files already hold these inputs
+# example     -- (args, kwargs) export traces with, when it must differ from `inputs`
+# original    -- for a PT2-only rewrite: the unmodified module, which export_pt2.py tries
+#                first (and records why it fails) before exporting `module`
+Pt2Spec = collections.namedtuple(
+    "Pt2Spec", ["module", "inputs", "inputs2", "dynamic", "torchscript", "note", "own_inputs",
+                "example", "original"],
+    defaults=[None, None])
+
+
+def _zoo(name: str, note: str) -> Pt2Spec:
+    z = models.MODELS[name]()
+    return Pt2Spec(z.eager, z.inputs, z.inputs2, None, name, note, False)
+
+
+# --------------------------------------------------------------------------- control flow
+
+class ControlFlowCond(nn.Module):
+    """models.ControlFlow with its data-dependent `if` written as torch.cond.
+
+    Same computation: torch.cond(pred, t, f, (x,)) runs t(x) when x.sum() > 0, else f(x),
+    exactly like `if bool(x.sum() > 0)`; both branches give [B, 16]. The `for` loop over
+    the int argument `n` is unrolled by export, so the program is specialised to the
+    example's n (3) and rejects other values (torch.export guards "n == 3").
+    """
+
+    def __init__(self, base: models.ControlFlow):
+        super().__init__()
+        self.fc = base.fc          # shared: same parameters and names as the TorchScript model
+        self.fc_neg = base.fc_neg
+
+    def forward(self, x: torch.Tensor, n: int) -> torch.Tensor:
+        def pos(x):
+            return torch.tanh(self.fc(x))
+
+        def neg(x):
+            a = self.fc_neg(x)
+            return torch.cat([a, -a], dim=1)
+
+        h = torch.cond(x.sum() > 0, pos, neg, (x,))
+        acc: List[torch.Tensor] = []
+        cur = h
+        for i in range(n):
+            cur = cur * 0.5 + self.fc(cur) * float(i + 1) * 0.1
+            acc.append(cur)
+        out = torch.stack(acc, dim=0).sum(dim=0)
+        return torch.cat([out, h], dim=1)[:, :16] + out
+
+
+def _control_flow() -> Pt2Spec:
+    z = models.control_flow()
+    return Pt2Spec(ControlFlowCond(z.eager), z.inputs, z.inputs2, None, "control_flow",
+                   "data-dependent if rewritten as torch.cond (ControlFlowCond, same weights); "
+                   "for-loop unrolled, n specialised to 3", False, original=z.eager)
+
+
+# --------------------------------------------------------------------------- dynamic batch
+
+def _mlp_dyn() -> Pt2Spec:
+    z = models.mlp()
+    g = torch.Generator().manual_seed(303)
+    # Exported at batch 3 (an example batch of 1 would let export specialise the dim);
+    # the two input sets use other batch sizes, the second the range's maximum.
+    ex, i1, i2 = [models._inp(torch.randn(b, 256, generator=g)) for b in (3, 5, 64)]
+    return Pt2Spec(z.eager, i1, i2, {"x": {0: Dim("batch", min=1, max=64)}}, "mlp",
+                   "mlp with a dynamic batch dim (1..64); inputs batch 5, inputs2 batch 64", True,
+                   example=ex)
+
+
+def _resnet18_dyn() -> Pt2Spec:
+    z = models.resnet18()
+    g = torch.Generator().manual_seed(301)
+    # Exported at batch 2; inputs batch 3, inputs2 batch 1 (the range's minimum).
+    ex, i1, i2 = [models._inp(torch.randn(b, 3, 224, 224, generator=g)) for b in (2, 3, 1)]
+    return Pt2Spec(z.eager, i1, i2, {"x": {0: Dim("batch", min=1, max=64)}}, "resnet18",
+                   "resnet18 with a dynamic batch dim (1..64); inputs batch 3, inputs2 batch 1", True,
+                   example=ex)
+
+
+# --------------------------------------------------------------------------- torch.cond
+
+class CondModel(nn.Module):
+    """forward(x [4, 8]) -> [4, 8]: a linear layer, then torch.cond on the sign of its
+    sum; each branch uses its own parameters (lifted into the branch subgraphs as
+    operands), then a shared op after the cond."""
+
+    def __init__(self):
+        super().__init__()
+        self.pre = nn.Linear(8, 8)
+        self.pos = nn.Linear(8, 8)
+        self.register_buffer("shift", torch.linspace(-1.0, 1.0, 8))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.pre(x)
+
+        def true_fn(h):
+            return F.relu(self.pos(h)) * 2.0
+
+        def false_fn(h):
+            return torch.sigmoid(h) - self.shift
+
+        y = torch.cond(h.sum() > 0, true_fn, false_fn, (h,))
+        return y + h
+
+
+def _cond_model() -> Pt2Spec:
+    torch.manual_seed(21)
+    m = CondModel().eval()
+    g = torch.Generator().manual_seed(121)
+    # The branch is picked from pre(x).sum(); pick inputs whose sums have either sign
+    # (checked in export_pt2.py: the two sets must take different branches).
+    cands = [torch.randn(4, 8, generator=g) for _ in range(16)]
+    with torch.no_grad():
+        pos = next(c for c in cands if m.pre(c).sum() > 0)
+        neg = next(c for c in cands if m.pre(c).sum() <= 0)
+    return Pt2Spec(m, models._inp(pos), models._inp(neg), None, None,
+                   "torch.cond; inputs take the true branch, inputs2 the false branch", True)
+
+
+def cond_branch(m: CondModel, inputs) -> bool:
+    """Which branch CondModel takes for `inputs` (True: true_fn)."""
+    (x,), _ = inputs
+    with torch.no_grad():
+        return bool(m.pre(x).sum() > 0)
+
+
+# --------------------------------------------------------------------------- pytree I/O
+
+class PytreeIO(nn.Module):
+    """forward(feats: {"x": [2,8], "y": [2,8]}, pair: ([2,8], [2,8]), *, scale: [1],
+               extra: {"bias": [8]})
+         -> ({"sum": [2,8], "parts": ([2,8], None, [2])}, None, [[2,8], [2,8]])
+
+    Nested dict/tuple inputs, tensor kwargs (one of them a dict), and nested dict / tuple
+    / list outputs with None leaves (constant outputs the program records as such)."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, feats: Dict[str, torch.Tensor], pair: Tuple[torch.Tensor, torch.Tensor], *,
+                scale: torch.Tensor, extra: Dict[str, torch.Tensor]):
+        h = self.lin(feats["x"]) + feats["y"] * scale + extra["bias"]
+        a, b = pair
+        out: Dict[str, object] = {"sum": h + a, "parts": (h * b, None, (a - b).sum(dim=1))}
+        none: Optional[torch.Tensor] = None
+        return out, none, [F.relu(h), b - h]
+
+
+def _pytree_inputs(g):
+    def t(*shape):
+        return torch.randn(*shape, generator=g)
+    return ([{"x": t(2, 8), "y": t(2, 8)}, (t(2, 8), t(2, 8))],
+            {"scale": t(1), "extra": {"bias": t(8)}})
+
+
+def _pytree_io() -> Pt2Spec:
+    torch.manual_seed(22)
+    m = PytreeIO().eval()
+    g = torch.Generator().manual_seed(122)
+    return Pt2Spec(m, _pytree_inputs(g), _pytree_inputs(g), None, None,
+                   "dict/tuple inputs, tensor and dict kwargs; dict/tuple/list/None outputs", True)
+
+
+# --------------------------------------------------------------------------- registry
+
+_INCEPTION_FORK_NOTE = ("torch.jit.fork/wait run inline in eager Python, so export traces branch 1 "
+                        "in sequence: the program has no fork (same graph as inception_nofork)")
+
+
+def _plain(name, note="same module as the TorchScript model"):
+    return lambda: _zoo(name, note)
+
+
+# program name -> builder returning a Pt2Spec.
+PT2_MODELS = collections.OrderedDict([
+    ("resnet18", _plain("resnet18")),
+    ("mobilenet_v2", _plain("mobilenet_v2")),
+    ("mlp", _plain("mlp")),
+    ("deepandwide", _plain("deepandwide")),
+    ("transformer", _plain("transformer", "same module; export traces the ordinary (non-fast-path) "
+                                         "encoder layer")),
+    ("inception_fork", _plain("inception_fork", _INCEPTION_FORK_NOTE)),
+    ("inception_nofork", _plain("inception_nofork")),
+    ("control_flow", _control_flow),
+    ("multi_output", _plain("multi_output", "same module; y given, scale specialised to 3.0")),
+    ("chain_mul100", _plain("chain_mul100")),
+    ("chain_add100", _plain("chain_add100")),
+    ("lstm_tagger", _plain("lstm_tagger", "same module; nn.LSTM stays one aten.lstm.input node in the "
+                                         "export IR and is unrolled over T=20 in core ATen")),
+    ("gru_encoder", _plain("gru_encoder", "same module; nn.GRU stays one aten.gru.input node in the "
+                                         "export IR and is unrolled over T=16 in core ATen")),
+    ("mlp.dyn", _mlp_dyn),
+    ("resnet18.dyn", _resnet18_dyn),
+    ("cond_model", _cond_model),
+    ("pytree_io", _pytree_io),
+])
+
+# Zoo models that torch.export cannot export at all, with the reason (written to
+# pt2_manifest.json as exported=false). Empty while every model has a program; kept so a
+# model that stops exporting is recorded, not silently dropped.
+NOT_EXPORTED: Dict[str, str] = {}
