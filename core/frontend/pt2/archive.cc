@@ -19,26 +19,22 @@ std::string recordText(PyTorchStreamReader& r, const std::string& name) {
   return std::string(static_cast<const char*>(data.get()), size);
 }
 
-// A damaged zip's central directory is gone, but its local headers still carry the
-// member names: look for "<root>/archive_format" followed (after the header's extra
-// field, which aligns data to 64 bytes) by "pt2".
-bool namesPt2Marker(const std::string& path) {
+// A damaged zip's central directory (at its end) is gone, but its local headers still
+// carry the member names: PT2's own records name `archive_format` or its weights
+// folder, which TorchScript archives never do.
+bool namesPt2Records(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   char magic[4] = {};
   if (!f.read(magic, 4) || std::memcmp(magic, "PK\x03\x04", 4) != 0) return false;
-  static constexpr char kMarker[] = "/archive_format";
+  static const std::string kMarkers[] = {"/archive_format", "/data/weights/weight_"};
+  const size_t keep = kMarkers[1].size();
   std::string window;
   std::vector<char> chunk(1 << 20);
   while (f.read(chunk.data(), chunk.size()) || f.gcount() > 0) {
     window.append(chunk.data(), f.gcount());
-    size_t pos = window.find(kMarker);
-    if (pos != std::string::npos) {
-      // The data follows within the 64-byte-aligned extra field; read a little more.
-      std::string tail = window.substr(pos);
-      while (tail.size() < 256 && (f.read(chunk.data(), 256) || f.gcount() > 0)) tail.append(chunk.data(), f.gcount());
-      return tail.find("pt2", sizeof(kMarker) - 1) != std::string::npos;
-    }
-    if (window.size() > sizeof(kMarker)) window.erase(0, window.size() - sizeof(kMarker));
+    for (const std::string& m : kMarkers)
+      if (window.find(m) != std::string::npos) return true;
+    if (window.size() > keep) window.erase(0, window.size() - keep);
   }
   return false;
 }
@@ -50,7 +46,7 @@ bool isPt2Archive(const std::string& path) {
     PyTorchStreamReader r(path);
     return r.hasRecord("archive_format") && recordText(r, "archive_format") == "pt2";
   } catch (const std::exception&) {
-    return namesPt2Marker(path);
+    return namesPt2Records(path);
   }
 }
 

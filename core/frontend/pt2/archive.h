@@ -20,8 +20,8 @@ class PyTorchStreamReader;
 namespace brisk::pt2 {
 
 // Decided by content, not by extension: a zip whose `archive_format` record says
-// "pt2". A zip too damaged to open still counts when its bytes name that record, so a
-// truncated PT2 file is reported as one rather than as a bad TorchScript archive.
+// "pt2". A zip too damaged to open still counts when its bytes name PT2's records, so
+// a truncated PT2 file is reported as one rather than as a bad TorchScript archive.
 bool isPt2Archive(const std::string& path);
 
 class Archive {
