@@ -47,6 +47,29 @@ class Structured(torch.nn.Module):
         return {"sum": x + a + named["u"], "prod": (x * b, named["v"] * scale), "nothing": None}
 
 
+class Dyn(torch.nn.Module):
+    """A dynamic batch: sym_size and Python int arithmetic on it."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.lin(x).reshape(x.shape[0] * 2, -1)
+
+
+class Counter(torch.nn.Module):
+    """Mutates a buffer in place, which brisk refuses."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("count", torch.zeros(1))
+
+    def forward(self, x):
+        self.count.add_(1)
+        return x + self.count
+
+
 def randomize_bn(m):
     for mod in m.modules():
         if isinstance(mod, torch.nn.BatchNorm2d):
@@ -86,6 +109,20 @@ def main():
     conv = torch.export.export(randomize_bn(ConvNet()).eval(), conv_x)
     package_pt2(path("convnet.pt2"), exported_programs={"convnet": conv})
     save_io("convnet", conv, conv_x, {})
+
+    conv_core = conv.run_decompositions()  # multi-output nodes (batch norm, max pool) and getitem
+    package_pt2(path("convnet_core.pt2"), exported_programs={"convnet_core": conv_core})
+    save_io("convnet_core", conv_core, conv_x, {})
+
+    dyn_x = (torch.randn(5, 8),)
+    batch = torch.export.Dim("batch", min=1, max=64)
+    dyn = torch.export.export(Dyn().eval(), dyn_x, dynamic_shapes={"x": {0: batch}})
+    package_pt2(path("dynamic.pt2"), exported_programs={"dynamic": dyn})
+    save_io("dynamic", dyn, (torch.randn(7, 8),), {})
+
+    counter = torch.export.export(Counter(), (torch.randn(2),))
+    package_pt2(path("counter.pt2"), exported_programs={"counter": counter})
+    package_pt2(path("counter_core.pt2"), exported_programs={"counter": counter.run_decompositions()})
 
     s_args = (torch.randn(3, 4), (torch.randn(3, 4), torch.randn(3, 4)), {"u": torch.randn(3, 4), "v": torch.randn(4)})
     s_kwargs = {"scale": torch.randn(4)}

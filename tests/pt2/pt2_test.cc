@@ -52,6 +52,9 @@ void expectMatchesExport(const std::string& archive, const std::string& name, co
 TEST(Pt2, MlpSavedWithTorchExportSave) { expectMatchesExport("mlp.pt2", "mlp", Options{}); }
 TEST(Pt2, MlpCoreAten) { expectMatchesExport("mlp_core.pt2", "mlp_core", Options{}); }
 TEST(Pt2, ConvBatchNormReluAddPool) { expectMatchesExport("convnet.pt2", "convnet", Options{}); }
+TEST(Pt2, ConvNetCoreAtenMultiOutputNodes) { expectMatchesExport("convnet_core.pt2", "convnet_core", Options{}); }
+// Exported at batch 5, run at batch 7: sym_size.int and _operator.mul run too.
+TEST(Pt2, DynamicBatch) { expectMatchesExport("dynamic.pt2", "dynamic", Options{}); }
 TEST(Pt2, StructuredInputsAndOutputs) { expectMatchesExport("structured.pt2", "structured", Options{}); }
 
 TEST(Pt2, FallbackOnlyRunsThroughTheDispatcher) {
@@ -84,6 +87,11 @@ void expectLoadError(const std::string& file, const Options& options, const std:
 TEST(Pt2Errors, SeveralProgramsNeedAName) {
   expectLoadError("multi.pt2", Options{}, {"multi.pt2", "several programs", "'convnet', 'mlp'"});
   expectLoadError("multi.pt2", withProgram("nope"), {"multi.pt2", "no program 'nope'", "'convnet', 'mlp'"});
+}
+
+TEST(Pt2Errors, BufferMutationIsRefused) {
+  expectLoadError("counter.pt2", Options{}, {"counter.pt2", "program mutates buffer 'count': not supported"});
+  expectLoadError("counter_core.pt2", Options{}, {"counter_core.pt2", "program mutates buffer 'count': not supported"});
 }
 
 TEST(Pt2Errors, TruncatedArchive) { expectLoadError("truncated.pt2", Options{}, {"truncated.pt2", "PT2"}); }
