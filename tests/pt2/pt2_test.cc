@@ -94,6 +94,21 @@ TEST(Pt2Errors, BufferMutationIsRefused) {
   expectLoadError("counter_core.pt2", Options{}, {"counter_core.pt2", "program mutates buffer 'count': not supported"});
 }
 
+TEST(Pt2Errors, InputsOutsideTheExportedShapes) {
+  auto expectRunError = [](const std::string& file, at::Tensor x, const std::string& part) {
+    auto module = Module::load(program(file), Options{});
+    try {
+      module->run({x}, {});
+      ADD_FAILURE() << "ran";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expectRunError("dynamic.pt2", at::randn({65, 8}), "input 'x': dim 0 is 65, outside the program's range [1, 64]");
+  expectRunError("dynamic.pt2", at::randn({5, 9}), "input 'x': dim 1 is 9, but the program was exported for 8");
+  expectRunError("mlp.pt2", at::randn({4, 16, 1}), "input 'x': expected rank 2");
+}
+
 TEST(Pt2Errors, TruncatedArchive) { expectLoadError("truncated.pt2", Options{}, {"truncated.pt2", "PT2"}); }
 
 TEST(Pt2Errors, UnknownSchemaVersion) {

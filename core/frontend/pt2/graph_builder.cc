@@ -60,6 +60,7 @@ class Builder {
     graph_ = &objectAt(gm, "graph", "graph_module");
     sig_ = &objectAt(gm, "signature", "graph_module");
     module_call_graph_ = &arrayAt(gm, "module_call_graph", "graph_module");
+    range_constraints_ = &objectAt(program, "range_constraints", "the program");
   }
 
   BuiltProgram build() {
@@ -155,11 +156,49 @@ class Builder {
       const Json& a = *user_inputs[i];
       const std::string& kind = unionKind(a, "a user input");
       const Json& body = a.begin().value();
-      if (kind == "as_tensor") env_[stringAt(body, "name", kind)] = leaves[i];
+      if (kind == "as_tensor") {
+        const std::string name = stringAt(body, "name", kind);
+        env_[name] = leaves[i];
+        addSizeCheck(name, leaves[i]);
+      }
       else if ((kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") && body.contains("as_name"))
         env_[stringAt(body, "as_name", kind)] = leaves[i];
       // Other kinds were specialized at export: the program never reads them.
     }
+  }
+
+  // The sizes the program was exported for: static dims exactly, a dynamic dim that is
+  // one symbol within its range_constraints entry. Derived dims (s0 + 1) are left to
+  // the kernels.
+  void addSizeCheck(const std::string& name, Value* input) {
+    const Json& meta = objectAt(objectAt(*graph_, "tensor_values", "graph"), name.c_str(), "tensor_values");
+    std::vector<int64_t> lo, hi;
+    for (const Json& dim : arrayAt(meta, "sizes", name)) {
+      const std::string& kind = unionKind(dim, name + ".sizes");
+      if (kind == "as_int") {
+        lo.push_back(intOf(dim.begin().value(), name + ".sizes"));
+        hi.push_back(lo.back());
+        continue;
+      }
+      lo.push_back(0);
+      hi.push_back(-1);
+      const std::string expr = stringAt(dim.begin().value(), "expr_str", name + ".sizes");
+      static const std::string kSymbol = "Symbol('";
+      if (expr.rfind(kSymbol, 0) != 0) continue;
+      const std::string symbol = expr.substr(kSymbol.size(), expr.find('\'', kSymbol.size()) - kSymbol.size());
+      auto range = range_constraints_->find(symbol);
+      if (range == range_constraints_->end()) continue;
+      const Json& min = at(*range, "min_val", symbol), &max = at(*range, "max_val", symbol);
+      if (!min.is_null()) lo.back() = intOf(min, symbol + ".min_val");
+      if (!max.is_null()) hi.back() = intOf(max, symbol + ".max_val");
+    }
+    NodeSpec check;
+    check.kind = "brisk::check_input_sizes";
+    check.inputs = {input};
+    Node* n = g_->top()->appendNode(std::move(check));
+    n->setAttribute("input", name);
+    n->setAttribute("min", c10::IValue(lo));
+    n->setAttribute("max", c10::IValue(hi));
   }
 
   static c10::TypePtr leafType(const Json& a) {
@@ -253,6 +292,7 @@ class Builder {
   const Json* graph_ = nullptr;
   const Json* sig_ = nullptr;
   const Json* module_call_graph_ = nullptr;
+  const Json* range_constraints_ = nullptr;
 };
 
 }  // namespace
