@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what brisk needs on a fresh Debian 12 x86-64 machine (as root, or with sudo):
-#   - Debian's packages: Bazel 4.2.3, g++, abseil, glog, TBB, gtest, Python headers;
+#   - Debian's packages: Bazel 4.2.3, g++, abseil, glog, TBB, gtest, nlohmann-json, Python headers;
 #   - one Python virtual environment at /opt/brisk/venv with the pinned packages of
 #     tools/requirements.txt (torch 2.14.1 and torchvision 0.29.1 from PyPI, ...);
 #   - /opt/brisk/libtorch, the fixed path of Bazel's @torch repository: links to the
@@ -21,6 +21,7 @@ PACKAGES=(
   libgoogle-glog-dev
   libtbb-dev
   libgtest-dev
+  nlohmann-json3-dev     # JSON reader for the PT2 frontend (header-only)
   python3-dev            # Python.h for the Python binding (python/)
   python3-venv           # the virtual environment below
   zlib1g-dev             # zlib for the fuzz driver's zip reader (tests/fuzz)

@@ -23,6 +23,11 @@ std::vector<OptionSpec> makeTable() {
        .metavar = "PLUGIN.NAME=VALUE",
        .help = "options the loaded plugins declare (see \"Plugin options\"); unknown names and bad values are an "
                "error at load; the flag is repeatable"},
+      {.name = "pt2_program", .field = &O::pt2_program, .flag = "pt2-program", .metavar = "NAME",
+       .help = "program of a PT2 archive to run (\"\" = the only one, or \"model\")",
+       .details = "which program of a PT2 archive (torch.export) to run: \"\" = its only program, or the one "
+                  "named `model` (what `torch.export.save` writes); an unknown name is an error listing the names",
+       .default_note = "the only program, or `model`"},
       {.name = "optimize_numerics", .field = &O::optimize_numerics, .flag = "no-optimize-numerics",
        .help = "freeze's conv-bn and similar folds"},
       {.name = "use_out_variants", .field = &O::use_out_variants, .flag = "no-out-variants",
@@ -108,7 +113,9 @@ std::string readmeDefault(const OptionSpec& spec) {
   switch (spec.type()) {
     case OptionType::kBool: out = std::get<bool>(v) ? "true" : "false"; break;
     case OptionType::kInt: out = std::to_string(std::get<int64_t>(v)); break;
-    case OptionType::kString: out = "`" + std::get<std::string>(v) + "`"; break;
+    case OptionType::kString:  // "" reads as "—", not as an empty code span
+      if (!std::get<std::string>(v).empty()) out = "`" + std::get<std::string>(v) + "`";
+      break;
     case OptionType::kStringList:
       for (const std::string& s : std::get<std::vector<std::string>>(v)) out += (out.empty() ? "`" : ", `") + s + "`";
       break;

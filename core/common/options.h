@@ -29,6 +29,9 @@ struct Options {
   // (e.g. "ops_cpu.small_gemm" -> false). Checked once the plugins are loaded: an
   // unknown name or a value of the wrong type is an error at load.
   std::map<std::string, PluginOptionValue> plugin_options;
+  // A PT2 archive (torch.export) may hold several programs: the one to run, by name.
+  // "" = the only one, or the one named "model" (torch.export.save's name).
+  std::string pt2_program;
   // Apply torch::jit::freeze's numerics-changing folds (conv-bn, etc.).
   bool optimize_numerics = true;
 

@@ -9,6 +9,7 @@
 #include "core/common/option_ranges.h"
 #include "core/executor/plan_builder.h"
 #include "core/executor/runtime.h"
+#include "core/frontend/pt2/pt2.h"
 #include "core/frontend/torchscript.h"
 #include "core/graph/graph.h"
 #include "core/graph/inplace_reuse.h"
@@ -75,7 +76,8 @@ std::shared_ptr<Module> Module::load(const std::string& path, const Options& opt
   validateOptions(options, path);  // before the costly load
   if (std::string problem = fileProblem(path); !problem.empty())
     throw Error(Error::Where{path, "", ""}, "cannot read the model file: it " + problem);
-  FrontendResult r = loadTorchScript(path, options);
+  // By content: a PT2 archive is a zip like a TorchScript one, and either may have any name.
+  FrontendResult r = isPt2Archive(path) ? loadPt2(path, options) : loadTorchScript(path, options);
   if (options.inplace_reuse) markInPlaceReuse(*r.graph);
   return fromGraph(std::move(r.graph), std::move(r.signature), options, registries, std::move(r.keepalive));
 }

@@ -1,5 +1,6 @@
 #include "core/kernels/fallback_kernel.h"
 
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
@@ -45,11 +46,50 @@ class FallbackKernel final : public Kernel {
   bool vararg_;
 };
 
+// A node with a schema but no TorchScript node (the PT2 frontend's): the c10
+// operator, called boxed through the dispatcher. The boxed call leaves exactly the
+// returns on the stack.
+class DispatcherKernel final : public Kernel {
+ public:
+  DispatcherKernel(c10::OperatorHandle op, std::string what)
+      : Kernel(KernelKind::kFallback), op_(std::move(op)), what_(std::move(what)) {}
+
+  void run(KernelContext& ctx) const override {
+    std::vector<c10::IValue>& stack = boxedStack();
+    stack.clear();  // a previous call may have thrown half-way
+    const size_t num_inputs = ctx.numInputs();
+    for (size_t i = 0; i < num_inputs; ++i) stack.push_back(ctx.input(i));
+    op_.callBoxed(stack);
+    const size_t n = ctx.numOutputs();
+    const size_t base = stack.size() - n;
+    for (size_t i = 0; i < n; ++i) ctx.output(i) = std::move(stack[base + i]);
+    stack.clear();
+  }
+
+  std::string describe() const override { return what_; }
+
+ private:
+  c10::OperatorHandle op_;
+  std::string what_;
+};
+
+std::unique_ptr<Kernel> makeSchemaFallback(const c10::FunctionSchema& schema) {
+  const c10::OperatorName& name = schema.operator_name();
+  if (auto op = c10::Dispatcher::singleton().findSchema(name))
+    return std::make_unique<DispatcherKernel>(*op, "dispatcher " + c10::toString(name));
+  // Operators only the JIT registers (scalar arithmetic such as aten::mul.int, dict
+  // and list ops): their Operation needs no node unless the schema is vararg.
+  if (schema.is_vararg()) return nullptr;
+  std::shared_ptr<torch::jit::Operator> op = torch::jit::findOperatorFor(name);
+  if (!op) return nullptr;
+  return std::make_unique<FallbackKernel>(op->getOperation(), "boxed " + c10::toString(name), false);
+}
+
 }  // namespace
 
 std::unique_ptr<Kernel> makeFallbackKernel(const Node& node) {
   torch::jit::Node* jn = node.jitNode();
-  if (!jn) return nullptr;
+  if (!jn) return node.schema() ? makeSchemaFallback(*node.schema()) : nullptr;
   const torch::jit::Operator* op = jn->maybeOperator();
   if (!op) return nullptr;
   const c10::FunctionSchema& schema = op->schema();

@@ -1,0 +1,19 @@
+#pragma once
+// The PT2 frontend: a torch.export archive (torch.export.save / package_pt2) -> brisk
+// Graph + Signature. The program is chosen by Options::pt2_program. No torch headers
+// here: Module::load includes this.
+#include <string>
+
+#include "core/frontend/torchscript.h"
+
+namespace brisk {
+
+// A zip whose archive_format record is "pt2" (see pt2/archive.h), whatever its name.
+bool isPt2Archive(const std::string& path);
+
+// Throws brisk::Error naming the file (and node/op where known): corrupt or truncated
+// archive, unknown schema version, unknown program, unsupported or unknown operator,
+// mutated buffers, CUDA programs.
+FrontendResult loadPt2(const std::string& path, const Options& options);
+
+}  // namespace brisk

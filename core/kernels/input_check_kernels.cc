@@ -1,0 +1,51 @@
+// brisk::check_input_sizes: the sizes a PT2 program was exported for (static sizes,
+// and the ranges of its dynamic dims), checked on every run as ep.module() does, so an
+// input the program was not exported for is an error naming it rather than a wrong
+// result or a kernel's shape error deep in the graph. The PT2 frontend adds one per
+// user input tensor, with attributes "input" (name), "min" and "max" (per dim; max -1
+// = unbounded).
+#include <ATen/core/List.h>
+
+#include "core/common/error.h"
+#include "core/graph/graph.h"
+#include "core/kernels/core_kernel_sets.h"
+#include "core/kernels/kernel_registry.h"
+
+namespace brisk {
+namespace {
+
+std::unique_ptr<Kernel> makeCheckInputSizes(KernelBuildContext& b) {
+  const auto& attrs = b.node().attributes();
+  auto name = attrs.find("input"), min = attrs.find("min"), max = attrs.find("max");
+  if (name == attrs.end() || min == attrs.end() || max == attrs.end()) return nullptr;
+  std::vector<int64_t> lo = min->second.toIntVector(), hi = max->second.toIntVector();
+  if (lo.size() != hi.size()) return nullptr;
+  return functionKernel(
+      KernelKind::kNative,
+      [input = name->second.toStringRef(), lo = std::move(lo), hi = std::move(hi)](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        if (t.dim() != static_cast<int64_t>(lo.size()))
+          throw Error("input '" + input + "': expected rank " + std::to_string(lo.size()) +
+                      " (as exported), got rank " + std::to_string(t.dim()));
+        for (size_t d = 0; d < lo.size(); ++d) {
+          const int64_t s = t.size(static_cast<int64_t>(d));
+          if (s >= lo[d] && (hi[d] < 0 || s <= hi[d])) continue;
+          if (lo[d] == hi[d])
+            throw Error("input '" + input + "': dim " + std::to_string(d) + " is " + std::to_string(s) +
+                        ", but the program was exported for " + std::to_string(lo[d]) + " (a static size)");
+          throw Error("input '" + input + "': dim " + std::to_string(d) + " is " + std::to_string(s) +
+                      ", outside the program's range [" + std::to_string(lo[d]) + ", " +
+                      (hi[d] < 0 ? std::string("inf") : std::to_string(hi[d])) + "]");
+        }
+      },
+      "checks input sizes");
+}
+
+void registerInputCheckKernels(Registries& r) {
+  r.native.add("brisk::check_input_sizes", makeCheckInputSizes, "core");
+}
+
+const CoreKernelSetRegistration input_check_kernels(registerInputCheckKernels);
+
+}  // namespace
+}  // namespace brisk
