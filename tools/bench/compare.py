@@ -118,12 +118,15 @@ CASES = [
 ]
 QUICK_CASES = ["mlp:b1", "chain_add100:b1", "inception_fork:b1"]
 
-PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime"]
-# What a user would pick instead of brisk outside TorchScript (issue 17). NativeRT, the
-# PT2 counterpart of Static Runtime, has no slot: brisk's own PT2 path (issue 16) does
-# not exist yet, and a column that only ever says so would carry no measurement.
+# NativeRT is Static Runtime's successor for torch.export programs: it runs the same
+# PT2 archive as brisk (PT2). Where the installed torch lacks it, its column says why.
+PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime", "nativert"]
+# What a user would pick instead of brisk.
 OTHER_RUNTIMES = ["onnxruntime", "openvino", "inductor", "aotinductor"]
-EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + ["brisk"]
+# brisk on the TorchScript file, and on a PT2 archive of the same module and weights.
+BRISK_EXECUTORS = ["brisk", "brisk_pt2"]
+PT2_EXECUTORS = ["nativert", "brisk_pt2"]
+EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + BRISK_EXECUTORS
 TIMED = EXECUTORS + ["brisk_cpp"]  # brisk_cpp: the brisk Module timed by its C++ loop
 # Everything but brisk itself: the candidates for "best other runtime".
 OTHERS = PYTORCH_EXECUTORS + OTHER_RUNTIMES
@@ -133,11 +136,13 @@ LABELS = {
     "interpreter": "interpreter (frozen)",
     "interpreter_ofi": "interpreter + optimize_for_inference",
     "static_runtime": "Static Runtime",
+    "nativert": "NativeRT",
     "onnxruntime": "ONNX Runtime",
     "openvino": "OpenVINO",
     "inductor": "Inductor",
     "aotinductor": "AOTInductor",
     "brisk": "brisk",
+    "brisk_pt2": "brisk (PT2)",
 }
 # Latency ratios are to the interpreter (the runtime brisk replaces); outputs are checked
 # against eager PyTorch, the model's own source (the interpreter when that is missing).
@@ -274,6 +279,14 @@ def cpp_executor(brisk_exec, args, kwargs):
 def make_executor(name, zoo, case, args, kwargs, workdir=None):
     e = Executor(name)
     path = zoo_file(zoo, case, ".pt")
+    if name in PT2_EXECUTORS:
+        # The export is shared by both PT2 executors, so it is not either one's load time.
+        try:
+            path, export_s = _pt2_archive(zoo, case, args, kwargs, workdir)
+        except Exception as ex:  # noqa: BLE001 - reported in the executor's column
+            e.error = "torch.export: " + _one_line(ex)
+            return e
+        e.note = f"torch.export.export + package_pt2: {export_s:.1f} s, not counted in the load time"
     t0 = time.perf_counter()
     try:
         if name == "eager":
@@ -301,11 +314,15 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
             else:
                 e.fn = lambda: sm(*args, **kwargs)
                 e.note = "StaticModule.__call__ (keeps the GIL)"
-        elif name == "brisk":
+        elif name in ("brisk", "brisk_pt2"):
             import brisk
             m = brisk.load(path)
             e.keep.append(m)
             e.fn = lambda: m(*args, **kwargs)
+        elif name == "nativert":
+            runner = torch._C._nativert.PyModelRunner(path, "model")
+            e.keep.append(runner)
+            e.fn = lambda: runner.run(*args, **kwargs)
         elif name in OTHER_RUNTIMES:
             BUILDERS[name](e, zoo, case, args, kwargs, workdir or tempfile.mkdtemp(prefix="brisk-compare-"))
         else:
@@ -317,12 +334,33 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
     return e
 
 
+_PT2_EXPORT_S = {}
+
+
+def _pt2_archive(zoo, case, args, kwargs, workdir):
+    """(path, seconds the export took): the eager module exported with torch.export and
+    packaged as NativeRT reads it (package_pt2, one program named "model"). Built once
+    per case and work directory, so NativeRT, brisk (PT2) and their memory processes all
+    run the same archive."""
+    workdir = workdir or tempfile.mkdtemp(prefix="brisk-compare-")
+    path = os.path.join(workdir, f"{case.model}.b{case.batch}.export.pt2")
+    if not os.path.exists(path):
+        from torch.export.pt2_archive._package import package_pt2
+        t0 = time.perf_counter()
+        module, _ = load_eager(zoo, case)
+        with torch.no_grad():
+            program = torch.export.export(module, tuple(args), kwargs)
+        package_pt2(path, exported_programs={"model": program})
+        _PT2_EXPORT_S[path] = time.perf_counter() - t0
+    return path, _PT2_EXPORT_S.get(path, 0.0)
+
+
 def _one_line(ex):
     text = " ".join(str(ex).split())
     return f"{type(ex).__name__}: {text[:300]}{'...' if len(text) > 300 else ''}"
 
 
-# --- Other runtimes (issue 17) -------------------------------------------------------
+# --- Other runtimes -------------------------------------------------------------------
 #
 # Each gets the model's eager source with the .pt's weights (load_eager), is built the
 # way its documentation recommends for one-thread CPU latency, and nothing of another
@@ -848,7 +886,20 @@ def runtime_versions():
             out[name] = getattr(mod, "__version__", "?")
         except Exception as ex:  # noqa: BLE001
             out[name] = f"not installed ({type(ex).__name__})"
+    out["nativert"] = _nativert_status()
     return out
+
+
+def _nativert_status():
+    """NativeRT's C++ runner is compiled into some torch builds only; the PyPI wheel
+    registers a stub class in its place, which cannot be constructed."""
+    runner = getattr(getattr(torch._C, "_nativert", None), "PyModelRunner", None)
+    if runner is None:
+        return "not installed (torch._C._nativert.PyModelRunner does not exist in this torch)"
+    if not hasattr(runner, "run"):
+        return ("not installed (this torch build registers torch._C._nativert.PyModelRunner as a stub "
+                "without a constructor or run(): NativeRT's C++ runtime is not compiled in)")
+    return torch.__version__
 
 
 def _loadavg():
@@ -896,7 +947,10 @@ DESCRIPTIONS = collections.OrderedDict([
     ("aotinductor", "`torch.export.export`, `torch._inductor.aoti_compile_and_package` with "
                     "`inductor_configs={freezing: True, max_autotune: MAX}`, loaded with "
                     "`torch._inductor.aoti_load_package`"),
-    ("brisk", "the brisk binding (`brisk.load`, default options)"),
+    ("nativert", "`torch._C._nativert.PyModelRunner(archive, \"model\")` on the PT2 archive brisk (PT2) runs"),
+    ("brisk", "the brisk binding (`brisk.load`, default options) on the TorchScript file"),
+    ("brisk_pt2", "the brisk binding on a PT2 archive: `torch.export.export` of the eager module, "
+                  "packaged with `package_pt2(f, exported_programs={\"model\": ep})`"),
 ])
 
 
@@ -979,8 +1033,6 @@ def markdown(report):
             text = DESCRIPTIONS[n].replace("MODE", repr(mode)).replace(
                 "MAX", str(mode == "max-autotune-no-cudagraphs"))
             lines.append(f"- *{LABELS[n]}*: {text}.")
-    lines.append("- NativeRT (torch's C++ runtime for PT2 programs) has no column: brisk's own PT2 path "
-                 "(issue 16) does not exist yet.")
     lines.append("")
     lines.append("## Latency")
     lines.append("")
@@ -1050,7 +1102,8 @@ def markdown(report):
 
 COLORS = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a868",
           "static_runtime": "#c44e52", "onnxruntime": "#8172b3", "openvino": "#64b5cd",
-          "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a"}
+          "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a",
+          "nativert": "#8c8c8c", "brisk_pt2": "#e8a33d"}
 
 
 def _headroom(ax):
