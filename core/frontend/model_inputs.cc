@@ -7,6 +7,8 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "core/frontend/archive_check.h"
 #include "core/frontend/tensor_bounds.h"
@@ -117,7 +119,16 @@ ModelInputs loadInputs(const std::string& path) {
 
 std::string defaultInputsPath(const std::string& model_path) {
   std::string base = model_path;
-  if (base.size() > 3 && base.compare(base.size() - 3, 3, ".pt") == 0) base.resize(base.size() - 3);
+  auto strip = [&](std::string_view suffix) {
+    if (base.size() > suffix.size() && base.compare(base.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      base.resize(base.size() - suffix.size());
+      return true;
+    }
+    return false;
+  };
+  // A PT2 archive in the core-ATen form shares its inputs with the default export.
+  if (strip(".pt2")) strip(".core");
+  else strip(".pt");
   return base + ".inputs.pt";
 }
 

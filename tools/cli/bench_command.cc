@@ -269,7 +269,7 @@ int benchCommand(const std::vector<std::string>& args) {
     return memoryProbeChild(f.mem.child, location.path, b.inputs, b.options, f.mem.memory_iters);
   b.brisk = loadModel(location, b.options);
   const double t0 = nowSeconds();
-  b.interpreter = std::make_unique<JitReference>(location.path, b.options.optimize_numerics);
+  b.interpreter = std::make_unique<JitReference>(referencePath(location), b.options.optimize_numerics);
   b.interpreter_load_ms = (nowSeconds() - t0) * 1e3;
   b.settings = currentSettings();
   printHeader(b);

@@ -19,6 +19,7 @@
 #include "core/common/error.h"
 #include "core/executor/module.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/common.h"
 #include "tools/cli/format.h"
 #include "tools/jit_reference.h"
 
@@ -119,7 +120,7 @@ int memoryProbeChild(const std::string& executor, const std::string& model_path,
     module = Module::load(model_path, o);
     run = [&] { (void)module->run(inputs.args, inputs.kwargs); };
   } else if (executor == kProbeInterpreter) {
-    ref = std::make_unique<JitReference>(model_path, options.optimize_numerics);
+    ref = std::make_unique<JitReference>(referencePath(ModelLocation{model_path, "", false}), options.optimize_numerics);
     run = [&] { (void)ref->run(inputs); };
   } else {
     throw UsageError("--memory-probe-child: unknown executor '" + executor + "' (brisk, brisk_no_planning, interpreter)");

@@ -92,6 +92,8 @@ ModelLocation locateModel(const std::string& model) {
   const bool bare = name.find('/') == std::string::npos && !endsWith(name, ".pt");
   std::string dir = zooDir();
   if (bare && !dir.empty() && isFile(dir + "/" + name + ".pt")) return {dir + "/" + name + ".pt", name, true};
+  // The zoo's PT2 archives by file name: "resnet18.pt2", "resnet18.core.pt2".
+  if (bare && endsWith(name, ".pt2") && !dir.empty() && isFile(dir + "/" + name)) return {dir + "/" + name, name, true};
 
   std::string msg = "model file not found: " + (bare ? name : userPath(name));
   if (bare) {

@@ -77,7 +77,7 @@ int runCommand(const std::vector<std::string>& args) {
   std::cout.flush();
 
   if (!f.check) return kExitOk;
-  JitReference ref(m.location.path, options.optimize_numerics);
+  JitReference ref(referencePath(m.location), options.optimize_numerics);
   const c10::IValue expected = runInterpreter(ref, inputs, m.location.path);
   std::string diff = compareIValues(out, expected);
   if (diff.empty()) {
