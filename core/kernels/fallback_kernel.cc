@@ -16,24 +16,31 @@ std::vector<c10::IValue>& boxedStack() {
   return s;
 }
 
+// One boxed call on the thread's stack: the inputs pushed, `call` run, the results
+// (the last numOutputs() entries) moved out. `count_args` pushes the argument count
+// too: a vararg schema's operation (prim::Print, aten::format, ...) pops it first, as
+// the interpreter's OPN instruction pushes it.
+template <typename Call>
+void runBoxed(KernelContext& ctx, bool count_args, Call&& call) {
+  std::vector<c10::IValue>& stack = boxedStack();
+  stack.clear();  // a previous call may have thrown half-way
+  const size_t num_inputs = ctx.numInputs();
+  for (size_t i = 0; i < num_inputs; ++i) stack.push_back(ctx.input(i));
+  if (count_args) stack.emplace_back(static_cast<int64_t>(num_inputs));
+  call(stack);
+  const size_t n = ctx.numOutputs();
+  const size_t base = stack.size() - n;
+  for (size_t i = 0; i < n; ++i) ctx.output(i) = std::move(stack[base + i]);
+  stack.clear();
+}
+
 class FallbackKernel final : public Kernel {
  public:
   FallbackKernel(torch::jit::Operation op, std::string what, bool vararg)
       : Kernel(KernelKind::kFallback), op_(std::move(op)), what_(std::move(what)), vararg_(vararg) {}
 
   void run(KernelContext& ctx) const override {
-    std::vector<c10::IValue>& stack = boxedStack();
-    stack.clear();  // a previous call may have thrown half-way
-    const size_t num_inputs = ctx.numInputs();
-    for (size_t i = 0; i < num_inputs; ++i) stack.push_back(ctx.input(i));
-    // A vararg schema's operation (prim::Print, aten::format, ...) pops its argument
-    // count first, as the interpreter's OPN instruction pushes it.
-    if (vararg_) stack.emplace_back(static_cast<int64_t>(num_inputs));
-    op_(stack);
-    const size_t n = ctx.numOutputs();
-    const size_t base = stack.size() - n;
-    for (size_t i = 0; i < n; ++i) ctx.output(i) = std::move(stack[base + i]);
-    stack.clear();
+    runBoxed(ctx, vararg_, [this](std::vector<c10::IValue>& stack) { op_(stack); });
   }
 
   std::string describe() const override { return what_; }
@@ -47,23 +54,15 @@ class FallbackKernel final : public Kernel {
 };
 
 // A node with a schema but no TorchScript node (the PT2 frontend's): the c10
-// operator, called boxed through the dispatcher. The boxed call leaves exactly the
-// returns on the stack.
+// operator, called boxed through the dispatcher, which leaves exactly the returns on
+// the stack.
 class DispatcherKernel final : public Kernel {
  public:
   DispatcherKernel(c10::OperatorHandle op, std::string what)
       : Kernel(KernelKind::kFallback), op_(std::move(op)), what_(std::move(what)) {}
 
   void run(KernelContext& ctx) const override {
-    std::vector<c10::IValue>& stack = boxedStack();
-    stack.clear();  // a previous call may have thrown half-way
-    const size_t num_inputs = ctx.numInputs();
-    for (size_t i = 0; i < num_inputs; ++i) stack.push_back(ctx.input(i));
-    op_.callBoxed(stack);
-    const size_t n = ctx.numOutputs();
-    const size_t base = stack.size() - n;
-    for (size_t i = 0; i < n; ++i) ctx.output(i) = std::move(stack[base + i]);
-    stack.clear();
+    runBoxed(ctx, false, [this](std::vector<c10::IValue>& stack) { op_.callBoxed(stack); });
   }
 
   std::string describe() const override { return what_; }

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "core/common/error.h"
 
@@ -16,54 +17,42 @@ void checkSchemaVersion(const Json& program) {
                 " (this brisk reads major version " + std::to_string(kSchemaMajor) + ")");
 }
 
+namespace {
+
+template <typename T, size_t N>
+T lookup(const std::pair<int64_t, T> (&table)[N], int64_t v, const char* what) {
+  for (const auto& [key, value] : table)
+    if (key == v) return value;
+  throw Error(std::string("unknown ") + what + " " + std::to_string(v) + " in the program");
+}
+
+}  // namespace
+
 c10::ScalarType scalarType(int64_t v) {
   using S = c10::ScalarType;
-  switch (v) {
-    case 1: return S::Byte;
-    case 2: return S::Char;
-    case 3: return S::Short;
-    case 4: return S::Int;
-    case 5: return S::Long;
-    case 6: return S::Half;
-    case 7: return S::Float;
-    case 8: return S::Double;
-    case 9: return S::ComplexHalf;
-    case 10: return S::ComplexFloat;
-    case 11: return S::ComplexDouble;
-    case 12: return S::Bool;
-    case 13: return S::BFloat16;
-    case 28: return S::UInt16;
-    case 29: return S::Float8_e4m3fn;
-    case 30: return S::Float8_e5m2;
-    case 31: return S::Float8_e4m3fnuz;
-    case 32: return S::Float8_e5m2fnuz;
-    case 34: return S::UInt32;
-    case 35: return S::UInt64;
-    default: throw Error("unknown dtype " + std::to_string(v) + " in the program");
-  }
+  static constexpr std::pair<int64_t, S> kTable[] = {
+      {1, S::Byte},           {2, S::Char},           {3, S::Short},          {4, S::Int},
+      {5, S::Long},           {6, S::Half},           {7, S::Float},          {8, S::Double},
+      {9, S::ComplexHalf},    {10, S::ComplexFloat},  {11, S::ComplexDouble}, {12, S::Bool},
+      {13, S::BFloat16},      {28, S::UInt16},        {29, S::Float8_e4m3fn}, {30, S::Float8_e5m2},
+      {31, S::Float8_e4m3fnuz}, {32, S::Float8_e5m2fnuz}, {34, S::UInt32},    {35, S::UInt64},
+  };
+  return lookup(kTable, v, "dtype");
 }
 
 c10::MemoryFormat memoryFormat(int64_t v) {
-  switch (v) {
-    case 1: return c10::MemoryFormat::Contiguous;
-    case 2: return c10::MemoryFormat::ChannelsLast;
-    case 3: return c10::MemoryFormat::ChannelsLast3d;
-    case 4: return c10::MemoryFormat::Preserve;
-    default: throw Error("unknown memory format " + std::to_string(v) + " in the program");
-  }
+  using M = c10::MemoryFormat;
+  static constexpr std::pair<int64_t, M> kTable[] = {
+      {1, M::Contiguous}, {2, M::ChannelsLast}, {3, M::ChannelsLast3d}, {4, M::Preserve}};
+  return lookup(kTable, v, "memory format");
 }
 
 c10::Layout layout(int64_t v) {
-  switch (v) {
-    case 1: return c10::Layout::Sparse;
-    case 2: return c10::Layout::SparseCsr;
-    case 3: return c10::Layout::SparseCsc;
-    case 4: return c10::Layout::SparseBsr;
-    case 5: return c10::Layout::SparseBsc;
-    case 6: return c10::Layout::Mkldnn;
-    case 7: return c10::Layout::Strided;
-    default: throw Error("unknown layout " + std::to_string(v) + " in the program");
-  }
+  using L = c10::Layout;
+  static constexpr std::pair<int64_t, L> kTable[] = {{1, L::Sparse},    {2, L::SparseCsr}, {3, L::SparseCsc},
+                                                     {4, L::SparseBsr}, {5, L::SparseBsc}, {6, L::Mkldnn},
+                                                     {7, L::Strided}};
+  return lookup(kTable, v, "layout");
 }
 
 const Json& at(const Json& j, const char* key, const std::string& what) {
