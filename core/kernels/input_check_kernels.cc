@@ -6,6 +6,8 @@
 // = unbounded).
 #include <ATen/core/List.h>
 
+#include <sstream>
+
 #include "core/common/error.h"
 #include "core/graph/graph.h"
 #include "core/kernels/core_kernel_sets.h"
@@ -41,8 +43,33 @@ std::unique_ptr<Kernel> makeCheckInputSizes(KernelBuildContext& b) {
       "checks input sizes");
 }
 
+// brisk::check_constant_input(value, exported): an input export specialized on (a
+// number or string the caller passes, e.g. `scale=3.0`) must be the exported value.
+std::unique_ptr<Kernel> makeCheckConstantInput(KernelBuildContext& b) {
+  const auto& attrs = b.node().attributes();
+  auto name = attrs.find("input");
+  if (name == attrs.end() || !b.inputIsConstant(1)) return nullptr;
+  return functionKernel(
+      KernelKind::kNative,
+      [input = name->second.toStringRef(), exported = b.constantInput(1)](KernelContext& ctx) {
+        const c10::IValue& got = ctx.input(0);
+        // Python compares 3 == 3.0 as equal; so does ep.module()'s check.
+        auto real = [](const c10::IValue& v) { return v.isInt() || v.isDouble() || v.isBool(); };
+        const bool same = real(got) && real(exported) ? got.toScalar().toDouble() == exported.toScalar().toDouble()
+                                                      : got == exported;
+        if (!same) {
+          std::stringstream ss;
+          ss << "input '" << input << "' is " << got << ", but the program was exported for " << exported
+             << " (export specialized it to a constant)";
+          throw Error(ss.str());
+        }
+      },
+      "checks a constant input");
+}
+
 void registerInputCheckKernels(Registries& r) {
   r.native.add("brisk::check_input_sizes", makeCheckInputSizes, "core");
+  r.native.add("brisk::check_constant_input", makeCheckConstantInput, "core");
 }
 
 const CoreKernelSetRegistration input_check_kernels(registerInputCheckKernels);

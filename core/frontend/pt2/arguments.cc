@@ -157,7 +157,7 @@ Value* ArgumentConverter::list(const Json& items, const std::string& kind, const
   n.kind = "prim::ListConstruct";
   n.inputs = std::move(values);
   n.outputs.emplace_back(c10::ListType::create(elem), "");
-  return g_.top()->appendNode(std::move(n))->output(0);
+  return (block_ ? block_ : g_.top())->appendNode(std::move(n))->output(0);
 }
 
 }  // namespace brisk::pt2

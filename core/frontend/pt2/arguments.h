@@ -14,6 +14,7 @@
 #include "core/frontend/pt2/schema.h"
 
 namespace brisk {
+class Block;
 class Graph;
 class Value;
 }  // namespace brisk
@@ -28,6 +29,9 @@ class ArgumentConverter {
   std::vector<Value*> bind(const Json& named_args, const c10::FunctionSchema& schema);
   // One argument; `slot` (may be null) is the schema argument it is passed to.
   Value* value(const Json& arg, const c10::Argument* slot);
+  // Where list-building nodes go: the block being converted (a torch.cond branch
+  // builds into its own block); null = the graph's top block.
+  void setBlock(Block* block) { block_ = block; }
 
  private:
   Value* constant(c10::IValue v);
@@ -37,6 +41,7 @@ class ArgumentConverter {
 
   Graph& g_;
   const std::unordered_map<std::string, Value*>& env_;
+  Block* block_ = nullptr;
 };
 
 }  // namespace brisk::pt2

@@ -5,6 +5,8 @@
 #include <ATen/ScalarOps.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include <unordered_set>
+
 #include "core/common/error.h"
 #include "core/frontend/pt2/arguments.h"
 #include "core/frontend/pt2/pytree.h"
@@ -29,7 +31,7 @@ const char* scalarOpFor(const std::string& fn) {
 c10::OperatorName operatorFor(const std::string& target) {
   static const std::string kOps = "torch.ops.", kOperator = "_operator.";
   if (target.rfind("torch.ops.higher_order.", 0) == 0)
-    throw Error("higher-order op '" + target + "' (torch.cond / while_loop / ...) is not supported");
+    throw Error("higher-order op '" + target + "' is not supported (torch.cond is; while_loop and others are not)");
   if (target.rfind(kOperator, 0) == 0) {
     const char* op = scalarOpFor(target.substr(kOperator.size()));
     if (!op) throw Error("Python operator '" + target + "' is not supported");
@@ -64,6 +66,7 @@ class Builder {
   }
 
   BuiltProgram build() {
+    block_ = g_->top();
     checkDevices();
     checkOutputSpecs();
     bindInputs();
@@ -112,6 +115,14 @@ class Builder {
       const Json& body = spec.begin().value();
       if (kind == "user_input") {
         user_inputs.push_back(&at(body, "arg", kind));
+        continue;
+      }
+      // An input export specialized on (a Python number or string passed by the
+      // caller): still a leaf of in_spec, so the caller passes it, and the program is
+      // only right for the exported value.
+      if (kind == "constant_input") {
+        user_inputs.push_back(&at(body, "value", kind));
+        constant_inputs_.insert(user_inputs.back());
         continue;
       }
       const char* key = kind == "parameter" ? "parameter_name"
@@ -163,8 +174,26 @@ class Builder {
       }
       else if ((kind == "as_sym_int" || kind == "as_sym_float" || kind == "as_sym_bool") && body.contains("as_name"))
         env_[stringAt(body, "as_name", kind)] = leaves[i];
-      // Other kinds were specialized at export: the program never reads them.
+      else if (constant_inputs_.count(&a))
+        addConstantCheck(leafName(i, user_inputs.size()), leaves[i], a);
+      // Other kinds were specialized at export without a record of the value: the
+      // program never reads them.
     }
+  }
+
+  // The caller's name for user input `i`: in_spec's leaves are args then kwargs.
+  std::string leafName(size_t i, size_t count) const {
+    return i < args_out_.size() && count == args_out_.size() ? args_out_[i].name : "input " + std::to_string(i);
+  }
+
+  // ep.module() refuses a value other than the exported one; so does brisk, rather than
+  // silently computing with the exported value.
+  void addConstantCheck(const std::string& name, Value* input, const Json& exported) {
+    NodeSpec check;
+    check.kind = "brisk::check_constant_input";
+    check.inputs = {input, args_.value(exported, nullptr)};
+    Node* n = g_->top()->appendNode(std::move(check));
+    n->setAttribute("input", name);
   }
 
   // The sizes the program was exported for: static dims exactly, a dynamic dim that is
@@ -217,6 +246,7 @@ class Builder {
     const std::string name = stringAt(node, "name", "node '" + target + "'");
     std::string op = target;
     try {
+      if (target == "torch.ops.higher_order.cond") return convertCond(node);
       const c10::OperatorName opname = operatorFor(target);
       op = c10::toString(opname);
       const c10::FunctionSchema* schema = schemaFor(opname);
@@ -233,11 +263,67 @@ class Builder {
         throw Error("the node has " + std::to_string(outs.size()) + " outputs but its schema " +
                     std::to_string(returns.size()));
       for (const auto& r : returns) spec.outputs.emplace_back(r.type(), "");
-      Node* n = g_->top()->appendNode(std::move(spec));
+      Node* n = block_->appendNode(std::move(spec));
       for (size_t i = 0; i < returns.size(); ++i) bindOutput(outs[i], n->output(i));
     } catch (const Error& e) {
-      throw e.withNode("node '" + name + "'", op);
+      throw e.withNode("%" + name, op);
     }
+  }
+
+  // torch.cond(pred, true_fn, false_fn, operands) -> prim::If with one block per
+  // branch. Each branch is a subgraph with its own names, whose inputs are the operands
+  // (lifted weights among them); brisk's blocks read outer values directly, so its
+  // inputs are bound to the operands' values and its outputs become block returns.
+  void convertCond(const Json& node) {
+    const Json& ins = arrayAt(node, "inputs", "cond");
+    if (ins.size() != 4) throw Error("torch.cond node has " + std::to_string(ins.size()) + " inputs, expected 4");
+    Value* pred = args_.value(at(ins[0], "arg", "cond pred"), nullptr);
+    if (pred->type()->kind() == c10::TypeKind::TensorType) {
+      NodeSpec to_bool;  // a one-element bool tensor, as torch.cond accepts
+      to_bool.kind = "aten::Bool";
+      to_bool.overload = "Tensor";
+      to_bool.schema = schemaFor(c10::OperatorName("aten::Bool", "Tensor"));
+      to_bool.inputs = {pred};
+      to_bool.outputs.emplace_back(c10::BoolType::get(), "");
+      pred = block_->appendNode(std::move(to_bool))->output(0);
+    }
+    std::vector<Value*> operands;
+    const Json& op_arg = at(ins[3], "arg", "cond operands");
+    if (unionKind(op_arg, "cond operands") != "as_tensors") throw Error("torch.cond operands are not a tensor list");
+    for (const Json& t : op_arg.begin().value()) operands.push_back(args_.value(Json{{"as_tensor", t}}, nullptr));
+    const Json& outs = arrayAt(node, "outputs", "cond");
+    NodeSpec branch;
+    branch.kind = "prim::If";
+    branch.inputs = {pred};
+    for (size_t i = 0; i < outs.size(); ++i) branch.outputs.emplace_back(c10::TensorType::get(), "");
+    Node* n = block_->appendNode(std::move(branch));
+    for (size_t b = 1; b <= 2; ++b) {
+      const Json& sub = at(at(at(ins[b], "arg", "cond branch"), "as_graph", "cond branch"), "graph", "cond branch");
+      buildBranch(sub, operands, n->addBlock(), outs.size());
+    }
+    for (size_t i = 0; i < outs.size(); ++i) bindOutput(outs[i], n->output(i));
+  }
+
+  void buildBranch(const Json& sub, const std::vector<Value*>& operands, Block* block, size_t num_outputs) {
+    const auto outer_env = env_;
+    Block* outer_block = block_;
+    block_ = block;
+    args_.setBlock(block);
+    const Json& params = arrayAt(sub, "inputs", "cond branch");
+    if (params.size() != operands.size())
+      throw Error("a torch.cond branch takes " + std::to_string(params.size()) + " inputs, given " +
+                  std::to_string(operands.size()) + " operands");
+    for (size_t i = 0; i < params.size(); ++i)
+      env_[stringAt(objectAt(params[i], "as_tensor", "cond branch input"), "name", "cond branch input")] = operands[i];
+    for (const Json& inner : arrayAt(sub, "nodes", "cond branch")) convertNode(inner);
+    const Json& results = arrayAt(sub, "outputs", "cond branch");
+    if (results.size() != num_outputs)
+      throw Error("a torch.cond branch returns " + std::to_string(results.size()) + " values, the node has " +
+                  std::to_string(num_outputs));
+    for (const Json& r : results) block->addReturn(args_.value(r, nullptr));
+    env_ = outer_env;
+    block_ = outer_block;
+    args_.setBlock(outer_block == g_->top() ? nullptr : outer_block);
   }
 
   // In-place writes to a parameter or buffer would change the Module's constants
@@ -264,7 +350,7 @@ class Builder {
       unpack.kind = "prim::ListUnpack";
       unpack.inputs = {v};
       for (size_t i = 0; i < body.size(); ++i) unpack.outputs.emplace_back(c10::TensorType::get(), "");
-      Node* n = g_->top()->appendNode(std::move(unpack));
+      Node* n = block_->appendNode(std::move(unpack));
       for (size_t i = 0; i < body.size(); ++i) env_[stringAt(body[i], "name", kind)] = n->output(i);
     } else if (kind != "as_none") {
       throw Error("output kind '" + kind + "' is not supported");
@@ -288,6 +374,8 @@ class Builder {
   std::unordered_map<std::string, Value*> env_;
   ArgumentConverter args_;
   std::unordered_map<const Value*, std::string> state_of_;
+  std::unordered_set<const Json*> constant_inputs_;
+  Block* block_ = nullptr;  // where converted nodes go: the top block or a cond branch
   std::vector<Argument> args_out_;
   const Json* graph_ = nullptr;
   const Json* sig_ = nullptr;
