@@ -194,6 +194,7 @@ py::dict statsDict(const ModuleStats& s) {
   d["kernels"] = kernels;
   d["retained_values"] = s.retained_values;
   d["inplace_nodes"] = s.inplace_nodes;
+  d["folded_nodes"] = s.folded_nodes;
   d["managed_values"] = s.managed_values;
   d["memory"] = memory;
   d["pool"] = pool;

@@ -134,6 +134,7 @@ std::vector<NodeKernelInfo> Module::kernelReport() const {
 ModuleStats Module::stats() const {
   ModuleStats s;
   s.nodes = graph_->numNodes();
+  s.folded_nodes = graph_->foldedNodes();
   for (const ExecBlock& b : plan_.blocks)
     for (const Step& st : b.steps) {
       ++s.kernels_by_kind[static_cast<int>(st.kernel->kind())];

@@ -43,6 +43,9 @@ struct ModuleStats {
   size_t managed_values = 0;   // of those, tensors the memory planner may place in a slab
   // Nodes whose kernel may write its result into a free input (Options::inplace_reuse).
   size_t inplace_nodes = 0;
+  // Nodes the frontend computed once at load (constant folding of weight-only
+  // subgraphs) instead of running them every time.
+  size_t folded_nodes = 0;
   // Memory plan of the Runtime (pooled or caller-owned) that most recently computed a
   // layout; all zero before the first run. Fork children report their own.
   MemoryStats memory;

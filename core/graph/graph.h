@@ -163,6 +163,10 @@ class Graph {
   // All nodes in pre-order (a node before the nodes of its sub-blocks).
   const std::vector<Node*>& allNodes() const { return all_nodes_; }
 
+  // Nodes a frontend computed at load instead of adding (constant folding), for stats.
+  size_t foldedNodes() const { return folded_nodes_; }
+  void addFoldedNode() { ++folded_nodes_; }
+
   // Renumbers nodes in pre-order; call after construction is complete.
   void finalize();
   // Multi-line text in a TorchScript-like syntax.
@@ -180,6 +184,7 @@ class Graph {
   std::vector<Node*> all_nodes_;
   std::vector<Value*> constants_;
   std::unique_ptr<Block> top_;
+  size_t folded_nodes_ = 0;
 };
 
 }  // namespace brisk

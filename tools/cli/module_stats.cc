@@ -8,6 +8,7 @@ std::vector<StatsGroup> moduleStatsFields(const ModuleStats& s) {
   StatsGroup top{"",
                  {{"nodes", s.nodes},
                   {"inplace_nodes", s.inplace_nodes},
+                  {"folded_nodes", s.folded_nodes},
                   {"retained_values", s.retained_values},
                   {"managed_values", s.managed_values}}};
   StatsGroup kinds{"kernels_by_kind", {}};

@@ -258,6 +258,7 @@ class Builder {
       spec.inputs = args_.bind(arrayAt(node, "inputs", "node"), *schema);
       checkMutations(*schema, spec.inputs);
       const Json& outs = arrayAt(node, "outputs", "node");
+      if (foldConstants(opname, *schema, spec.inputs, outs)) return;
       const auto& returns = schema->returns();
       if (outs.size() != returns.size() && !(returns.empty() && outs.size() == 1 && outs[0].contains("as_none")))
         throw Error("the node has " + std::to_string(outs.size()) + " outputs but its schema " +
@@ -324,6 +325,45 @@ class Builder {
     env_ = outer_env;
     block_ = outer_block;
     args_.setBlock(outer_block == g_->top() ? nullptr : outer_block);
+  }
+
+  // Constant folding: a node whose every input is a load-time constant (weights and
+  // what is computed from them only, e.g. the core-ATen IR's permute(weight) feeding
+  // addmm) runs once here, and its tensor results become constants. Only functional,
+  // deterministic ATen ops with tensor results: nothing written in place, no random
+  // generator, no uninitialized memory.
+  bool foldConstants(const c10::OperatorName& name, const c10::FunctionSchema& schema,
+                     const std::vector<Value*>& inputs, const Json& outs) {
+    static const char* const kNotFoldable[] = {"aten::rand", "aten::normal", "aten::bernoulli", "aten::dropout",
+                                               "aten::empty", "aten::new_empty", "aten::multinomial",
+                                               "aten::native_dropout"};
+    if (name.name.rfind("aten::", 0) != 0 || schema.returns().empty() || schema.is_mutable()) return false;
+    for (const char* prefix : kNotFoldable)
+      if (name.name.rfind(prefix, 0) == 0) return false;
+    for (const auto& a : schema.arguments())
+      if (a.type()->kind() == c10::TypeKind::OptionalType
+              ? a.type()->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::GeneratorType
+              : a.type()->kind() == c10::TypeKind::GeneratorType)
+        return false;
+    for (const auto& r : schema.returns())
+      if (r.type()->kind() != c10::TypeKind::TensorType) return false;
+    for (const Value* v : inputs)
+      if (!v->isConstant()) return false;
+    if (outs.size() != schema.returns().size()) return false;
+    for (const Json& o : outs)
+      if (!o.is_object() || o.size() != 1 || !o.contains("as_tensor")) return false;
+    auto op = c10::Dispatcher::singleton().findSchema(name);
+    if (!op) return false;  // JIT-only scalar ops: cheap anyway
+    torch::jit::Stack stack;
+    for (const Value* v : inputs) stack.push_back(v->constant());
+    op->callBoxed(stack);
+    if (stack.size() != outs.size()) return false;
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const at::Tensor t = stack[i].toTensor();
+      env_[stringAt(outs[i].begin().value(), "name", "as_tensor")] = g_->addConstant(t, c10::TensorType::create(t));
+    }
+    g_->addFoldedNode();
+    return true;
   }
 
   // In-place writes to a parameter or buffer would change the Module's constants
