@@ -9,6 +9,7 @@
 
 #include "core/common/error.h"
 #include "core/frontend/pt2/arguments.h"
+#include "core/frontend/pt2/folding.h"
 #include "core/frontend/pt2/pytree.h"
 #include "core/graph/graph.h"
 
@@ -65,8 +66,13 @@ class Builder {
     range_constraints_ = &objectAt(program, "range_constraints", "the program");
   }
 
-  BuiltProgram build() {
+  BuiltProgram build(bool fold_batch_norm) {
     block_ = g_->top();
+    fold_batch_norm_ = fold_batch_norm;
+    reads_ = tensorReads(*graph_);
+    for (const Json& node : arrayAt(*graph_, "nodes", "graph")) {
+      for (const auto& [tensor, n] : tensorReads(Json{{"nodes", Json::array({node})}})) reader_[tensor] = &node;
+    }
     checkDevices();
     checkOutputSpecs();
     bindInputs();
@@ -247,6 +253,11 @@ class Builder {
     std::string op = target;
     try {
       if (target == "torch.ops.higher_order.cond") return convertCond(node);
+      if (auto conv = folded_into_conv_.find(name); conv != folded_into_conv_.end()) {
+        env_[stringAt(at(arrayAt(node, "outputs", "node").at(0), "as_tensor", "node"), "name", "node")] =
+            env_.at(conv->second);
+        return;
+      }
       const c10::OperatorName opname = operatorFor(target);
       op = c10::toString(opname);
       const c10::FunctionSchema* schema = schemaFor(opname);
@@ -259,6 +270,7 @@ class Builder {
       checkMutations(*schema, spec.inputs);
       const Json& outs = arrayAt(node, "outputs", "node");
       if (foldConstants(opname, *schema, spec.inputs, outs)) return;
+      foldBatchNormInto(target, node, spec);
       const auto& returns = schema->returns();
       if (outs.size() != returns.size() && !(returns.empty() && outs.size() == 1 && outs[0].contains("as_none")))
         throw Error("the node has " + std::to_string(outs.size()) + " outputs but its schema " +
@@ -327,43 +339,74 @@ class Builder {
     args_.setBlock(outer_block == g_->top() ? nullptr : outer_block);
   }
 
-  // Constant folding: a node whose every input is a load-time constant (weights and
-  // what is computed from them only, e.g. the core-ATen IR's permute(weight) feeding
-  // addmm) runs once here, and its tensor results become constants. Only functional,
-  // deterministic ATen ops with tensor results: nothing written in place, no random
-  // generator, no uninitialized memory.
+  // A node whose every input is a load-time constant becomes constants (folding.h).
   bool foldConstants(const c10::OperatorName& name, const c10::FunctionSchema& schema,
                      const std::vector<Value*>& inputs, const Json& outs) {
-    static const char* const kNotFoldable[] = {"aten::rand", "aten::normal", "aten::bernoulli", "aten::dropout",
-                                               "aten::empty", "aten::new_empty", "aten::multinomial",
-                                               "aten::native_dropout"};
-    if (name.name.rfind("aten::", 0) != 0 || schema.returns().empty() || schema.is_mutable()) return false;
-    for (const char* prefix : kNotFoldable)
-      if (name.name.rfind(prefix, 0) == 0) return false;
-    for (const auto& a : schema.arguments())
-      if (a.type()->kind() == c10::TypeKind::OptionalType
-              ? a.type()->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::GeneratorType
-              : a.type()->kind() == c10::TypeKind::GeneratorType)
-        return false;
-    for (const auto& r : schema.returns())
-      if (r.type()->kind() != c10::TypeKind::TensorType) return false;
-    for (const Value* v : inputs)
-      if (!v->isConstant()) return false;
     if (outs.size() != schema.returns().size()) return false;
     for (const Json& o : outs)
       if (!o.is_object() || o.size() != 1 || !o.contains("as_tensor")) return false;
-    auto op = c10::Dispatcher::singleton().findSchema(name);
-    if (!op) return false;  // JIT-only scalar ops: cheap anyway
-    torch::jit::Stack stack;
-    for (const Value* v : inputs) stack.push_back(v->constant());
-    op->callBoxed(stack);
-    if (stack.size() != outs.size()) return false;
+    std::optional<std::vector<at::Tensor>> results = evaluateAtLoad(name, schema, inputs);
+    if (!results || results->size() != outs.size()) return false;
     for (size_t i = 0; i < outs.size(); ++i) {
-      const at::Tensor t = stack[i].toTensor();
+      const at::Tensor& t = (*results)[i];
       env_[stringAt(outs[i].begin().value(), "name", "as_tensor")] = g_->addConstant(t, c10::TensorType::create(t));
     }
     g_->addFoldedNode();
     return true;
+  }
+
+  // The serialized argument `name` of `node`, or null when the call did not pass it.
+  static const Json* namedArg(const Json& node, const std::string& name) {
+    for (const Json& a : arrayAt(node, "inputs", "node"))
+      if (a.is_object() && a.value("name", "") == name) return &at(a, "arg", name);
+    return nullptr;
+  }
+
+  // An inference batch norm that is this convolution's only reader folds into the
+  // convolution's constant weight and bias (folding.h); the batch norm node is then
+  // skipped and its result is the convolution's.
+  void foldBatchNormInto(const std::string& target, const Json& node, NodeSpec& conv) {
+    const bool convolution = target == "torch.ops.aten.convolution.default";
+    if (!fold_batch_norm_ || block_ != g_->top() || (!convolution && target != "torch.ops.aten.conv2d.default")) return;
+    const Json& outs = arrayAt(node, "outputs", "node");
+    if (outs.size() != 1 || !outs[0].contains("as_tensor")) return;
+    const std::string out = stringAt(outs[0]["as_tensor"], "name", "conv output");
+    auto reader = reader_.find(out);
+    if (reads_[out] != 1 || reader == reader_.end()) return;
+    const Json& bn = *reader->second;
+    const std::string bn_target = stringAt(bn, "target", "node");
+    const bool legit = bn_target == "torch.ops.aten._native_batch_norm_legit_no_training.default";
+    if (!legit && bn_target != "torch.ops.aten.batch_norm.default") return;
+    const Json* input = namedArg(bn, "input");
+    if (!input || !input->contains("as_tensor") || (*input)["as_tensor"].value("name", "") != out) return;
+    const Json& bn_outs = arrayAt(bn, "outputs", "node");
+    for (size_t i = 1; i < bn_outs.size(); ++i)  // mean/rstd of the legit form: unread
+      if (bn_outs[i].contains("as_tensor") && reads_[bn_outs[i]["as_tensor"].value("name", "")] != 0) return;
+    if (convolution && !(conv.inputs[6]->isConstant() && conv.inputs[6]->constant() == c10::IValue(false))) return;
+    if (!legit) {
+      const Json* training = namedArg(bn, "training");
+      if (!training || !training->contains("as_bool") || (*training)["as_bool"] != false) return;
+    }
+    auto tensor = [&](const char* arg) -> std::optional<at::Tensor> {
+      const Json* a = namedArg(bn, arg);
+      if (!a || a->contains("as_none")) return at::Tensor();
+      Value* v = args_.value(*a, nullptr);
+      if (!v->isConstant() || !v->constant().isTensor()) return std::nullopt;
+      return v->constant().toTensor();
+    };
+    auto gamma = tensor("weight"), beta = tensor("bias"), mean = tensor("running_mean"), var = tensor("running_var");
+    const Json* eps = namedArg(bn, "eps");
+    if (!gamma || !beta || !mean || !var || !mean->defined() || !var->defined() || !eps || !eps->contains("as_float"))
+      return;
+    if (!conv.inputs[1]->isConstant() || !conv.inputs[2]->isConstant()) return;
+    const c10::IValue& w = conv.inputs[1]->constant(), &b = conv.inputs[2]->constant();
+    if (!w.isTensor() || !(b.isTensor() || b.isNone())) return;
+    auto [new_w, new_b] = foldBatchNorm(w.toTensor(), b.isTensor() ? b.toTensor() : at::Tensor(), *gamma, *beta,
+                                        *mean, *var, floatOf(at(*eps, "as_float", "eps"), "eps"));
+    conv.inputs[1] = g_->addConstant(new_w, c10::TensorType::create(new_w));
+    conv.inputs[2] = g_->addConstant(new_b, c10::TensorType::create(new_b));
+    folded_into_conv_[stringAt(bn, "name", "node")] = out;
+    g_->addFoldedNode();
   }
 
   // In-place writes to a parameter or buffer would change the Module's constants
@@ -415,6 +458,12 @@ class Builder {
   ArgumentConverter args_;
   std::unordered_map<const Value*, std::string> state_of_;
   std::unordered_set<const Json*> constant_inputs_;
+  // Conv-batch-norm folding: reads per tensor name, the node reading a name (kept for
+  // names read once), and batch norms already folded (their name -> the conv output).
+  bool fold_batch_norm_ = false;
+  std::unordered_map<std::string, int> reads_;
+  std::unordered_map<std::string, const Json*> reader_;
+  std::unordered_map<std::string, std::string> folded_into_conv_;
   Block* block_ = nullptr;  // where converted nodes go: the top block or a cond branch
   std::vector<Argument> args_out_;
   const Json* graph_ = nullptr;
@@ -426,8 +475,8 @@ class Builder {
 }  // namespace
 
 BuiltProgram buildGraph(const Json& program, const std::unordered_map<std::string, at::Tensor>& state,
-                        const std::string& graph_name) {
-  return Builder(program, state, graph_name).build();
+                        const std::string& graph_name, bool fold_batch_norm) {
+  return Builder(program, state, graph_name).build(fold_batch_norm);
 }
 
 }  // namespace brisk::pt2

@@ -32,8 +32,8 @@ struct BuiltProgram {
 
 // Throws brisk::Error (without the model; node and op where known) for whatever
 // brisk cannot run: higher-order ops, mutated buffers, unknown operators, CUDA
-// programs, malformed JSON.
+// programs, malformed JSON. fold_batch_norm: Options::optimize_numerics (folding.h).
 BuiltProgram buildGraph(const Json& program, const std::unordered_map<std::string, at::Tensor>& state,
-                        const std::string& graph_name);
+                        const std::string& graph_name, bool fold_batch_norm);
 
 }  // namespace brisk::pt2

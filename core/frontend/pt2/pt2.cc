@@ -18,7 +18,7 @@ FrontendResult loadPt2(const std::string& path, const Options& options) {
     try {
       pt2::checkSchemaVersion(json);
       auto state = archive.loadTensors(program);
-      pt2::BuiltProgram built = pt2::buildGraph(json, state, path);
+      pt2::BuiltProgram built = pt2::buildGraph(json, state, path, options.optimize_numerics);
       return FrontendResult{std::move(built.graph), Signature(path, std::move(built.args)), nullptr};
     } catch (const Error& e) {
       throw Error(e.where(), "program '" + program + "': " + e.message());
