@@ -36,7 +36,7 @@ const Pt2Seed kPt2Seeds[] = {{"mlp.pt2", "mlp.inputs.pt"},
                              {"mlp.core.pt2", "mlp.inputs.pt"},
                              {"cond_model.pt2", "cond_model.inputs.pt"},
                              {"pytree_io.pt2", "pytree_io.inputs.pt"}};
-constexpr int kPt2CasesPerSeed = 120;
+constexpr int kPt2CasesPerSeed = 300;
 constexpr std::chrono::seconds kCaseLimit{60};
 
 std::string tmpDir() {
