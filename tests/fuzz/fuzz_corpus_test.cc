@@ -1,4 +1,5 @@
-// Replays the fuzz findings' reproducers (corpus/, made by corpus/make_reproducers.py):
+// Replays the fuzz findings' reproducers (corpus/, made by corpus/make_reproducers.py, and
+// PT2 archives (.pt2) saved from load_fuzz_test cases, named in README.md):
 // each damaged model in corpus/models and inputs file in corpus/inputs must be refused
 // at load with a brisk::Error naming it, and nothing else (no crash, no foreign
 // exception, no out-of-bounds read that a later kernel would make).
@@ -17,7 +18,7 @@ namespace {
 std::vector<std::string> corpusFiles(const std::string& dir) {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(testing::runfile("tests/fuzz/corpus/" + dir)))
-    if (e.path().extension() == ".pt") out.push_back(e.path().string());
+    if (e.path().extension() == ".pt" || e.path().extension() == ".pt2") out.push_back(e.path().string());
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -15,6 +15,7 @@
 #include "tests/fuzz/case_guard.h"
 #include "tests/fuzz/load_fuzz.h"
 #include "tests/fuzz/mutators.h"
+#include "tests/fuzz/pt2_mutators.h"
 #include "tests/fuzz/zip_archive.h"
 #include "tests/testing/model_check.h"
 
@@ -26,6 +27,16 @@ namespace {
 const char* const kSeeds[] = {"mlp", "deepandwide", "control_flow", "multi_output", "inception_fork"};
 constexpr int kModelCasesPerSeed = 200;
 constexpr int kInputsCasesPerSeed = 150;
+// torch.export archives (the PT2 frontend), each with the inputs file it runs on.
+struct Pt2Seed {
+  const char* archive;
+  const char* inputs;
+};
+const Pt2Seed kPt2Seeds[] = {{"mlp.pt2", "mlp.inputs.pt"},
+                             {"mlp.core.pt2", "mlp.inputs.pt"},
+                             {"cond_model.pt2", "cond_model.inputs.pt"},
+                             {"pytree_io.pt2", "pytree_io.inputs.pt"}};
+constexpr int kPt2CasesPerSeed = 300;
 constexpr std::chrono::seconds kCaseLimit{60};
 
 std::string tmpDir() {
@@ -58,9 +69,12 @@ struct Tally {
 };
 
 
-void fuzzSeed(const std::string& model, FuzzTarget target, int cases, CaseGuard& guard, Tally& tally) {
-  const std::string model_path = testing::zooModel(model);
-  const std::string inputs_path = testing::zooFile(model + ".inputs.pt");
+// `model` is a zoo model name (its TorchScript archive and inputs file), or a PT2 archive's
+// file name with `pt2_inputs` the inputs file it runs on.
+void fuzzSeed(const std::string& model, FuzzTarget target, int cases, CaseGuard& guard, Tally& tally,
+              const char* pt2_inputs = nullptr) {
+  const std::string model_path = pt2_inputs ? testing::zooFile(model) : testing::zooModel(model);
+  const std::string inputs_path = testing::zooFile(pt2_inputs ? std::string(pt2_inputs) : model + ".inputs.pt");
   const std::string seed = readFileBytes(target == FuzzTarget::kModelArchive ? model_path : inputs_path);
   FuzzContext ctx = seedContext(model_path, inputs_path, Options{}, tmpDir());
   const char* only = std::getenv("BRISK_FUZZ_ONLY");
@@ -68,7 +82,9 @@ void fuzzSeed(const std::string& model, FuzzTarget target, int cases, CaseGuard&
     const std::string name = model + "/" + targetName(target) + "/#" + std::to_string(i);
     if (only && name != only) continue;
     Rng rng(caseSeed(model, target, i));
-    Mutation m = target == FuzzTarget::kModelArchive ? mutateModelArchive(seed, rng) : mutateInputsFile(seed, rng);
+    Mutation m = pt2_inputs                            ? mutatePt2Archive(seed, rng)
+                 : target == FuzzTarget::kModelArchive ? mutateModelArchive(seed, rng)
+                                                       : mutateInputsFile(seed, rng);
     if (only) saveFailingCase(name, m.bytes);
     guard.begin(name + " [" + m.description + "]");
     try {
@@ -85,13 +101,17 @@ void fuzzSeed(const std::string& model, FuzzTarget target, int cases, CaseGuard&
   }
 }
 
-void fuzzTarget(FuzzTarget target, int budget) {
+void fuzzTarget(FuzzTarget target, int budget, bool pt2 = false) {
   CaseGuard guard(kCaseLimit);
   Tally tally;
-  for (const char* model : kSeeds) fuzzSeed(model, target, casesPerSeed(budget), guard, tally);
+  if (pt2) {
+    for (const Pt2Seed& s : kPt2Seeds) fuzzSeed(s.archive, target, casesPerSeed(budget), guard, tally, s.inputs);
+  } else {
+    for (const char* model : kSeeds) fuzzSeed(model, target, casesPerSeed(budget), guard, tally);
+  }
   std::printf(
-      "%s mutations: %d cases, %d loaded (%d runs ok, %d runs refused), %d refused at load\n",
-      targetName(target), tally.cases, tally.loaded, tally.runs_ok, tally.runs_refused, tally.refused);
+      "%s%s mutations: %d cases, %d loaded (%d runs ok, %d runs refused), %d refused at load\n",
+      pt2 ? "PT2 " : "", targetName(target), tally.cases, tally.loaded, tally.runs_ok, tally.runs_refused, tally.refused);
   if (std::getenv("BRISK_FUZZ_ONLY")) return;
   // The mutations must reach both outcomes, or they test nothing: all-refused means
   // they only ever break the container, all-loaded that they change nothing that matters.
@@ -112,6 +132,8 @@ TEST(LoadFuzz, ZipRewriteOfASeedStillLoads) {
 }
 
 TEST(LoadFuzz, MutatedModelArchives) { fuzzTarget(FuzzTarget::kModelArchive, kModelCasesPerSeed); }
+
+TEST(LoadFuzz, MutatedPt2Archives) { fuzzTarget(FuzzTarget::kModelArchive, kPt2CasesPerSeed, true); }
 
 TEST(LoadFuzz, MutatedInputsFiles) { fuzzTarget(FuzzTarget::kInputsFile, kInputsCasesPerSeed); }
 

@@ -89,8 +89,10 @@ std::string Archive::choose(const std::string& requested) const {
 
 Json Archive::readJson(const std::string& record) const {
   if (!reader_->hasRecord(record)) throw Error("the PT2 archive has no record '" + record + "'");
+  const std::string text = recordText(*reader_, record);
+  checkJsonDepth(text, "record '" + record + "'");
   try {
-    return Json::parse(recordText(*reader_, record));
+    return Json::parse(text);
   } catch (const Json::exception& e) {
     throw Error("record '" + record + "' is not valid JSON: " + e.what());
   }

@@ -26,8 +26,10 @@ TreeSpec parseNode(const Json& j, const std::string& what) {
   } else if (t == "builtins.dict" || t == "collections.OrderedDict") {
     s.kind = TreeSpec::Kind::kDict;
     Json keys;
+    const std::string context = stringAt(j, "context", what);
+    checkJsonDepth(context, what + ": dict context");
     try {
-      keys = Json::parse(stringAt(j, "context", what));
+      keys = Json::parse(context);
     } catch (const Json::exception& e) {
       throw Error(what + ": dict context is not JSON: " + e.what());
     }
@@ -60,6 +62,7 @@ size_t TreeSpec::numLeaves() const {
 }
 
 TreeSpec parseTreeSpec(const std::string& text, const std::string& what) {
+  checkJsonDepth(text, what);
   Json j;
   try {
     j = Json::parse(text);

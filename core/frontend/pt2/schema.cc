@@ -55,6 +55,25 @@ c10::Layout layout(int64_t v) {
   return lookup(kTable, v, "layout");
 }
 
+void checkJsonDepth(std::string_view text, const std::string& what) {
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth)
+        throw Error(what + " nests deeper than " + std::to_string(kMaxJsonDepth) + " levels (corrupt archive)");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
 const Json& at(const Json& j, const char* key, const std::string& what) {
   if (!j.is_object()) throw Error(what + " is not a JSON object");
   auto it = j.find(key);

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <string_view>
 
 namespace brisk::pt2 {
 
@@ -24,6 +25,16 @@ void checkSchemaVersion(const Json& program);
 c10::ScalarType scalarType(int64_t schema_value);
 c10::MemoryFormat memoryFormat(int64_t schema_value);
 c10::Layout layout(int64_t schema_value);
+
+// How deep a PT2 JSON document (a program, a payload config, a pytree spec) may nest.
+// Exported programs nest a few dozen levels (a torch.cond subgraph adds a dozen); the
+// bound keeps every recursive walk of the document (nlohmann's copy and dump, the pytree
+// and subgraph readers) far from the stack's end on a damaged file.
+constexpr size_t kMaxJsonDepth = 512;
+
+// Throws brisk::Error naming `what` when `text` nests arrays/objects deeper than
+// kMaxJsonDepth. Call before Json::parse: the check is one pass without recursion.
+void checkJsonDepth(std::string_view text, const std::string& what);
 
 // j[key], which must exist; `what` names the enclosing object in the error.
 const Json& at(const Json& j, const char* key, const std::string& what);
