@@ -1,0 +1,99 @@
+#pragma once
+// The PT2 graph builder's state, shared by its three files: graph_builder.cc (the
+// program: devices, output specs, outputs), builder_inputs.cc (the forward's inputs:
+// pytree flattening, size and constant checks) and builder_nodes.cc (nodes: operators,
+// torch.cond, load-time folding). Internal to the PT2 frontend.
+#include <ATen/core/Tensor.h>
+#include <ATen/core/function_schema.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/frontend/pt2/arguments.h"
+#include "core/frontend/pt2/graph_builder.h"
+#include "core/graph/graph.h"
+
+namespace brisk::pt2 {
+
+// "torch.ops.aten.add.Tensor" -> {"aten::add", "Tensor"}; "_operator.mul" -> {"aten::mul", "int"}.
+c10::OperatorName operatorFor(const std::string& target);
+// The dispatcher's schema when the dispatcher has the op; else the JIT registry's.
+const c10::FunctionSchema* schemaFor(const c10::OperatorName& name);
+
+class Builder {
+ public:
+  Builder(const Json& program, const std::unordered_map<std::string, at::Tensor>& state, const std::string& name);
+  BuiltProgram build(bool fold_batch_norm);
+
+ private:
+  void checkDevices();
+  void checkOutputSpecs();
+
+  const Json& rootSignature();
+  void bindInputs();
+
+  // The caller's name for user input `i`: in_spec's leaves are args then kwargs.
+  std::string leafName(size_t i, size_t count) const;
+
+  // ep.module() refuses a value other than the exported one; so does brisk, rather than
+  // silently computing with the exported value.
+  void addConstantCheck(const std::string& name, Value* input, const Json& exported);
+
+  // The sizes the program was exported for: static dims exactly, a dynamic dim that is
+  // one symbol within its range_constraints entry. Derived dims (s0 + 1) are left to
+  // the kernels.
+  void addSizeCheck(const std::string& name, Value* input);
+  static c10::TypePtr leafType(const Json& a);
+
+  void convertNode(const Json& node);
+
+  // torch.cond(pred, true_fn, false_fn, operands) -> prim::If with one block per
+  // branch. Each branch is a subgraph with its own names, whose inputs are the operands
+  // (lifted weights among them); brisk's blocks read outer values directly, so its
+  // inputs are bound to the operands' values and its outputs become block returns.
+  void convertCond(const Json& node);
+  void buildBranch(const Json& sub, const std::vector<Value*>& operands, Block* block, size_t num_outputs);
+
+  // A node whose every input is a load-time constant becomes constants (folding.h).
+  bool foldConstants(const c10::OperatorName& name, const c10::FunctionSchema& schema,
+                     const std::vector<Value*>& inputs, const Json& outs);
+
+  // The serialized argument `name` of `node`, or null when the call did not pass it.
+  static const Json* namedArg(const Json& node, const std::string& name);
+
+  // An inference batch norm that is this convolution's only reader folds into the
+  // convolution's constant weight and bias (folding.h); the batch norm node is then
+  // skipped and its result is the convolution's.
+  void foldBatchNormInto(const std::string& target, const Json& node, NodeSpec& conv);
+
+  // In-place writes to a parameter or buffer would change the Module's constants
+  // across runs (the default export IR keeps `self.count.add_(1)` in place).
+  void checkMutations(const c10::FunctionSchema& schema, const std::vector<Value*>& inputs);
+  void bindOutput(const Json& out, Value* v);
+
+  void bindOutputs();
+
+  const std::unordered_map<std::string, at::Tensor>& state_;
+  std::shared_ptr<Graph> g_;
+  std::unordered_map<std::string, Value*> env_;
+  ArgumentConverter args_;
+  std::unordered_map<const Value*, std::string> state_of_;
+  std::unordered_set<const Json*> constant_inputs_;
+  // Conv-batch-norm folding: reads per tensor name, the node reading a name (kept for
+  // names read once), and batch norms already folded (their name -> the conv output).
+  bool fold_batch_norm_ = false;
+  std::unordered_map<std::string, int> reads_;
+  std::unordered_map<std::string, const Json*> reader_;
+  std::unordered_map<std::string, std::string> folded_into_conv_;
+  Block* block_ = nullptr;  // where converted nodes go: the top block or a cond branch
+  std::vector<Argument> args_out_;
+  const Json* graph_ = nullptr;
+  const Json* sig_ = nullptr;
+  const Json* module_call_graph_ = nullptr;
+  const Json* range_constraints_ = nullptr;
+};
+
+}  // namespace brisk::pt2
