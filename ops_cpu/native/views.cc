@@ -56,27 +56,28 @@ at::Tensor reshapeFast(const at::Tensor& t, c10::IntArrayRef proposed) {
   return at::native::reshape_symint(t, c10::fromIntArrayRefSlow(proposed));
 }
 
-std::unique_ptr<Kernel> makeView(KernelBuildContext& b) {
-  IntListArg size(b.node(), 1);
+// A view op of (self, int[] list): `op(self, list)`, the list read per call (it may be
+// built at run time from sizes) into a stack buffer.
+template <typename Op>
+std::unique_ptr<Kernel> intListView(KernelBuildContext& b, Op op, const char* what) {
+  IntListArg list(b.node(), 1);
   return viewKernel(
-      [size](KernelContext& ctx) {
+      [list, op](KernelContext& ctx) {
         IntVec buf;
-        c10::IntArrayRef s = size.get(ctx, buf);
-        const at::Tensor& t = ctx.tensor(0);
-        ctx.output(0) = plainCpu(t) ? at::native::view(t, s) : t.view(s);
+        ctx.output(0) = op(ctx.tensor(0), list.get(ctx, buf));
       },
+      what);
+}
+
+std::unique_ptr<Kernel> makeView(KernelBuildContext& b) {
+  return intListView(
+      b, [](const at::Tensor& t, c10::IntArrayRef s) { return plainCpu(t) ? at::native::view(t, s) : t.view(s); },
       "at::native::view");
 }
 
 std::unique_ptr<Kernel> makeReshape(KernelBuildContext& b) {
-  IntListArg size(b.node(), 1);
-  return viewKernel(
-      [size](KernelContext& ctx) {
-        IntVec buf;
-        c10::IntArrayRef s = size.get(ctx, buf);
-        const at::Tensor& t = ctx.tensor(0);
-        ctx.output(0) = plainCpu(t) ? reshapeFast(t, s) : t.reshape(s);
-      },
+  return intListView(
+      b, [](const at::Tensor& t, c10::IntArrayRef s) { return plainCpu(t) ? reshapeFast(t, s) : t.reshape(s); },
       "at::native::_reshape_alias (copy when not viewable)");
 }
 
@@ -91,14 +92,8 @@ std::unique_ptr<Kernel> makeFlatten(KernelBuildContext&) {
 }
 
 std::unique_ptr<Kernel> makePermute(KernelBuildContext& b) {
-  IntListArg dims(b.node(), 1);
-  return viewKernel(
-      [dims](KernelContext& ctx) {
-        IntVec buf;
-        c10::IntArrayRef d = dims.get(ctx, buf);
-        const at::Tensor& t = ctx.tensor(0);
-        ctx.output(0) = plainCpu(t) ? at::native::permute(t, d) : t.permute(d);
-      },
+  return intListView(
+      b, [](const at::Tensor& t, c10::IntArrayRef d) { return plainCpu(t) ? at::native::permute(t, d) : t.permute(d); },
       "at::native::permute");
 }
 
@@ -177,14 +172,8 @@ std::unique_ptr<Kernel> makeSqueezeDim(KernelBuildContext&) {
 
 // squeeze.dims(Tensor(a) self, int[] dim) (core ATen IR).
 std::unique_ptr<Kernel> makeSqueezeDims(KernelBuildContext& b) {
-  IntListArg dims(b.node(), 1);
-  return viewKernel(
-      [dims](KernelContext& ctx) {
-        IntVec buf;
-        c10::IntArrayRef d = dims.get(ctx, buf);
-        const at::Tensor& t = ctx.tensor(0);
-        ctx.output(0) = plainCpu(t) ? at::native::squeeze(t, d) : t.squeeze(d);
-      },
+  return intListView(
+      b, [](const at::Tensor& t, c10::IntArrayRef d) { return plainCpu(t) ? at::native::squeeze(t, d) : t.squeeze(d); },
       "at::native::squeeze.dims");
 }
 
