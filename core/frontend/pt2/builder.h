@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/frontend/pt2/arguments.h"
+#include "core/frontend/pt2/folding.h"
 #include "core/frontend/pt2/graph_builder.h"
 #include "core/graph/graph.h"
 
@@ -82,11 +83,10 @@ class Builder {
   ArgumentConverter args_;
   std::unordered_map<const Value*, std::string> state_of_;
   std::unordered_set<const Json*> constant_inputs_;
-  // Conv-batch-norm folding: reads per tensor name, the node reading a name (kept for
-  // names read once), and batch norms already folded (their name -> the conv output).
+  // Conv-batch-norm folding: the program's tensor reads, and batch norms already folded
+  // (their name -> the conv output).
   bool fold_batch_norm_ = false;
-  std::unordered_map<std::string, int> reads_;
-  std::unordered_map<std::string, const Json*> reader_;
+  TensorReads reads_;
   std::unordered_map<std::string, std::string> folded_into_conv_;
   Block* block_ = nullptr;  // where converted nodes go: the top block or a cond branch
   std::vector<Argument> args_out_;

@@ -130,8 +130,8 @@ void Builder::foldBatchNormInto(const std::string& target, const Json& node, Nod
   const Json& outs = arrayAt(node, "outputs", "node");
   if (outs.size() != 1 || !outs[0].contains("as_tensor")) return;
   const std::string out = stringAt(outs[0]["as_tensor"], "name", "conv output");
-  auto reader = reader_.find(out);
-  if (reads_[out] != 1 || reader == reader_.end()) return;
+  auto reader = reads_.reader.find(out);
+  if (reads_.count[out] != 1 || reader == reads_.reader.end()) return;
   const Json& bn = *reader->second;
   const std::string bn_target = stringAt(bn, "target", "node");
   const bool legit = bn_target == "torch.ops.aten._native_batch_norm_legit_no_training.default";
@@ -140,7 +140,7 @@ void Builder::foldBatchNormInto(const std::string& target, const Json& node, Nod
   if (!input || !input->contains("as_tensor") || (*input)["as_tensor"].value("name", "") != out) return;
   const Json& bn_outs = arrayAt(bn, "outputs", "node");
   for (size_t i = 1; i < bn_outs.size(); ++i)  // mean/rstd of the legit form: unread
-    if (bn_outs[i].contains("as_tensor") && reads_[bn_outs[i]["as_tensor"].value("name", "")] != 0) return;
+    if (bn_outs[i].contains("as_tensor") && reads_.count[bn_outs[i]["as_tensor"].value("name", "")] != 0) return;
   if (convolution && !(conv.inputs[6]->isConstant() && conv.inputs[6]->constant() == c10::IValue(false))) return;
   if (!legit) {
     const Json* training = namedArg(bn, "training");

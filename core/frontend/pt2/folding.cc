@@ -24,18 +24,19 @@ bool nondeterministic(const std::string& name) {
   return false;
 }
 
-void countReads(const Json& j, std::unordered_map<std::string, int>& reads) {
+// Counts every {"as_tensor": {"name": N}} inside `j`; `reader` (may be null) is the node.
+void countReads(const Json& j, const Json* reader, TensorReads& reads) {
   if (j.is_object()) {
     auto t = j.find("as_tensor");
     if (t != j.end() && t->is_object() && t->contains("name") && (*t)["name"].is_string()) {
-      ++reads[(*t)["name"].get<std::string>()];
+      const std::string& name = (*t)["name"].get_ref<const std::string&>();
+      ++reads.count[name];
+      if (reader) reads.reader[name] = reader;
       return;
     }
-    for (const auto& [k, v] : j.items()) countReads(v, reads);
+    for (const auto& [k, v] : j.items()) countReads(v, reader, reads);
   } else if (j.is_array()) {
-    for (const Json& v : j) countReads(v, reads);
-  } else if (j.is_string()) {
-    return;
+    for (const Json& v : j) countReads(v, reader, reads);
   }
 }
 
@@ -62,12 +63,12 @@ std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& n
   return out;
 }
 
-std::unordered_map<std::string, int> tensorReads(const Json& graph) {
-  std::unordered_map<std::string, int> reads;
+TensorReads tensorReads(const Json& graph) {
+  TensorReads reads;
   if (auto nodes = graph.find("nodes"); nodes != graph.end() && nodes->is_array())
     for (const Json& n : *nodes)
-      if (auto in = n.find("inputs"); in != n.end()) countReads(*in, reads);
-  if (auto outs = graph.find("outputs"); outs != graph.end()) countReads(*outs, reads);
+      if (auto in = n.find("inputs"); in != n.end()) countReads(*in, &n, reads);
+  if (auto outs = graph.find("outputs"); outs != graph.end()) countReads(*outs, nullptr, reads);
   return reads;
 }
 

@@ -30,8 +30,13 @@ std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& n
                                                       const std::vector<Value*>& inputs);
 
 // How many times each tensor name is read in `graph` (by its nodes, and as an output
-// of the program): a convolution whose output has one reader may absorb it.
-std::unordered_map<std::string, int> tensorReads(const Json& graph);
+// of the program), and the last node reading it: a convolution whose output has one
+// reader may absorb it.
+struct TensorReads {
+  std::unordered_map<std::string, int> count;
+  std::unordered_map<std::string, const Json*> reader;
+};
+TensorReads tensorReads(const Json& graph);
 
 // conv(x, w, b) followed by batch_norm(., gamma, beta, mean, var, eps) in inference
 // == conv(x, w * s, (b - mean) * s + beta) with s = gamma / sqrt(var + eps), per

@@ -66,9 +66,6 @@ BuiltProgram Builder::build(bool fold_batch_norm) {
   block_ = g_->top();
   fold_batch_norm_ = fold_batch_norm;
   reads_ = tensorReads(*graph_);
-  for (const Json& node : arrayAt(*graph_, "nodes", "graph")) {
-    for (const auto& [tensor, n] : tensorReads(Json{{"nodes", Json::array({node})}})) reader_[tensor] = &node;
-  }
   checkDevices();
   checkOutputSpecs();
   bindInputs();
