@@ -276,6 +276,27 @@ class PyModule {
   }
 
   py::dict stats() const { return statsDict(m_->stats()); }
+  uint64_t weightsVersion() const { return m_->weightsVersion(); }
+
+  // {name: (shape, dtype name)} of what swap_weights may replace.
+  py::dict weights() const {
+    py::dict out;
+    for (const WeightInfo& w : m_->weights())
+      out[py::str(w.name)] = py::make_tuple(py::tuple(py::cast(w.sizes)), std::string(c10::toString(w.dtype)));
+    return out;
+  }
+
+  void swapWeights(const py::object& weights) {
+    if (py::isinstance<py::str>(weights) || py::hasattr(weights, "__fspath__")) {
+      const std::string path = py::str(py::module_::import("os").attr("fspath")(weights));
+      py::gil_scoped_release nogil;
+      m_->swapWeightsFrom(path);
+      return;
+    }
+    WeightMap map = toWeightMap(weights);
+    py::gil_scoped_release nogil;
+    m_->swapWeights(map);
+  }
 
   py::list inspect() const {
     py::list out;
@@ -415,6 +436,13 @@ PYBIND11_MODULE(_brisk, m) {
            "prim::fork task (a no-argument callable) and must run it once, on any thread; None: brisk's "
            "inter-op arena.")
       .def("stats", &PyModule::stats)
+      .def("weights", &PyModule::weights,
+           "{name: (shape, dtype)} of the model file's named weights: what swap_weights may replace.")
+      .def("swap_weights", &PyModule::swapWeights, py::arg("weights"),
+           "swap_weights(state_dict | path): replaces named weights for every later run (a dict name -> Tensor, "
+           "or every weight of another file of the same model). Checks names, shapes and dtypes first; "
+           "runs in flight finish on the old weights. Costs about one load.")
+      .def_property_readonly("weights_version", [](const PyModule& self) { return self.weightsVersion(); })
       .def("inspect", &PyModule::inspect)
       .def("benchmark", &PyModule::benchmark, py::arg("inputs"), py::arg("warmup") = 10, py::arg("iters") = 100)
       .def("profile", &PyModule::profile, py::arg("inputs"), py::arg("iters") = 20, py::arg("trace_path") = py::none())

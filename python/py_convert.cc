@@ -45,6 +45,24 @@ const Argument* findArg(const Signature& signature, const std::string& name) {
 
 }  // namespace
 
+WeightMap toWeightMap(const py::handle& mapping) {
+  if (!py::hasattr(mapping, "items") || py::isinstance<py::str>(mapping))
+    throw Error("swap_weights: expected a dict of name -> Tensor (a state_dict) or a model file path, got a " +
+                typeName(mapping));
+  WeightMap out;
+  py::object items = mapping.attr("items")();
+  for (const py::handle item : items) {
+    py::tuple kv = py::reinterpret_borrow<py::tuple>(item);
+    if (!py::isinstance<py::str>(kv[0]))
+      throw Error("swap_weights: a key is a " + typeName(kv[0]) + ", expected a weight name (str)");
+    const std::string name = py::str(kv[0]);
+    c10::IValue v = convert(kv[1], nullptr, "swap_weights: weight '" + name + "'");
+    if (!v.isTensor()) throw Error("swap_weights: weight '" + name + "' is a " + typeName(kv[1]) + ", not a Tensor");
+    out.emplace(name, v.toTensor());
+  }
+  return out;
+}
+
 ModelInputs toInputs(const Signature& signature, const py::args& args, const py::kwargs& kwargs) {
   ModelInputs in;
   const auto& declared = signature.args();

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/frontend/model_inputs.h"
+#include "core/frontend/weights.h"
 #include "core/graph/signature.h"
 
 namespace brisk::python {
@@ -28,6 +29,10 @@ ModelInputs toInputs(const Signature& signature, const py::args& args, const py:
 ModelInputs toInputs(const Signature& signature, const py::handle& inputs);
 
 py::object toPython(const c10::IValue& value);
+
+// A {name: Tensor} mapping (a state_dict) for Module::swapWeights; throws brisk::Error
+// naming the entry that is not a str -> Tensor pair.
+WeightMap toWeightMap(const py::handle& mapping);
 
 // The name of a Python value's type, for error messages ("int", "Tensor", ...).
 std::string typeName(const py::handle& obj);

@@ -24,6 +24,29 @@ void Module::publishMemoryStats(const MemoryStats& s) const {
   memory_stats_ = s;
 }
 
+// What a handle needs to build a generation: the file, the options, the registries,
+// and the replacements in force (already checked and copied).
+struct Module::Source {
+  std::string path;
+  Options options;
+  Registries* registries;
+  std::vector<WeightInfo> weights;
+  WeightMap replaced;
+  std::atomic<uint64_t> version{0};
+  std::mutex swap_mu;  // one swap at a time; runs never take it
+
+  std::shared_ptr<Module> build(const WeightMap& replacements) {
+    if (std::string problem = fileProblem(path); !problem.empty())
+      throw Error(Error::Where{path, "", ""}, "cannot read the model file: it " + problem);
+    // By content: a PT2 archive is a zip like a TorchScript one, and either may have any name.
+    FrontendResult r = isPt2Archive(path) ? loadPt2(path, options, replacements)
+                                          : loadTorchScript(path, options, replacements);
+    weights = std::move(r.weights);
+    if (options.inplace_reuse) markInPlaceReuse(*r.graph);
+    return fromGraph(std::move(r.graph), std::move(r.signature), options, registries, std::move(r.keepalive));
+  }
+};
+
 Module::Module(std::string name, Options options) : name_(std::move(name)), options_(std::move(options)) {}
 Module::~Module() = default;
 
@@ -74,12 +97,46 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
 
 std::shared_ptr<Module> Module::load(const std::string& path, const Options& options, Registries* registries) {
   validateOptions(options, path);  // before the costly load
+  auto source = std::make_unique<Source>();
+  source->path = path;
+  source->options = options;
+  source->registries = registries;
+  std::shared_ptr<Module> first = source->build({});
+  std::shared_ptr<Module> handle(new Module(first->name_, options));
+  handle->source_ = std::move(source);
+  handle->current_.store(std::move(first));
+  return handle;
+}
+
+std::shared_ptr<const Module> Module::generation() const {
+  return source_ ? current_.load() : shared_from_this();
+}
+
+const std::vector<WeightInfo>& Module::weights() const {
+  static const std::vector<WeightInfo> none;
+  return source_ ? source_->weights : none;
+}
+
+uint64_t Module::weightsVersion() const { return source_ ? source_->version.load() : 0; }
+
+void Module::swapWeights(const WeightMap& replacements) {
+  if (!source_)
+    throw Error(Error::Where{name_, "", ""},
+                "swapWeights needs a Module loaded from a model file (this one was built from IR or a graph)");
+  std::lock_guard<std::mutex> lock(source_->swap_mu);
+  checkReplacements(source_->weights, replacements, name_);
+  WeightMap next = source_->replaced;
+  for (auto& [name, t] : copyWeights(replacements)) next[name] = std::move(t);
+  std::shared_ptr<const Module> built = source_->build(next);  // throws: nothing changed
+  source_->replaced = std::move(next);
+  current_.store(std::move(built));
+  source_->version.fetch_add(1);
+}
+
+void Module::swapWeightsFrom(const std::string& path) {
   if (std::string problem = fileProblem(path); !problem.empty())
-    throw Error(Error::Where{path, "", ""}, "cannot read the model file: it " + problem);
-  // By content: a PT2 archive is a zip like a TorchScript one, and either may have any name.
-  FrontendResult r = isPt2Archive(path) ? loadPt2(path, options) : loadTorchScript(path, options);
-  if (options.inplace_reuse) markInPlaceReuse(*r.graph);
-  return fromGraph(std::move(r.graph), std::move(r.signature), options, registries, std::move(r.keepalive));
+    throw Error(Error::Where{path, "", ""}, "cannot read the weights file: it " + problem);
+  swapWeights(isPt2Archive(path) ? readPt2Weights(path, options_) : readTorchScriptWeights(path));
 }
 
 std::shared_ptr<Module> Module::fromIR(const std::string& ir, const Options& options, const std::string& name,
@@ -90,17 +147,20 @@ std::shared_ptr<Module> Module::fromIR(const std::string& ir, const Options& opt
 }
 
 c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs) const {
+  if (source_) return current_.load()->run(std::move(args), kwargs);  // the load keeps it alive
   RuntimePool::Lease rt = pool_->borrow();
   return rt->run(std::move(args), kwargs);
 }
 
 c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs, const RunOptions& options) const {
+  if (source_) return current_.load()->run(std::move(args), kwargs, options);
   RuntimePool::Lease rt = pool_->borrow();
   return rt->run(std::move(args), kwargs, options);
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> Module::runAsync(std::vector<c10::IValue> args, const Kwargs& kwargs,
                                                          TaskLauncher launcher) const {
+  if (source_) return current_.load()->runAsync(std::move(args), kwargs, std::move(launcher));
   auto future = c10::make_intrusive<c10::ivalue::Future>(output_type_);
   RunOptions options;
   options.launcher = std::move(launcher);
@@ -113,10 +173,13 @@ c10::intrusive_ptr<c10::ivalue::Future> Module::runAsync(std::vector<c10::IValue
 }
 
 std::unique_ptr<Runtime> Module::createRuntime() const {
-  return std::make_unique<Runtime>(*this, shared_from_this());
+  std::shared_ptr<const Module> g = generation();
+  const Module& m = *g;
+  return std::make_unique<Runtime>(m, std::move(g));
 }
 
 std::vector<NodeKernelInfo> Module::kernelReport() const {
+  if (source_) return current_.load()->kernelReport();
   std::vector<const Kernel*> by_node(graph_->numNodes(), nullptr);
   for (const ExecBlock& b : plan_.blocks)
     for (const Step& s : b.steps) by_node[s.node->index()] = s.kernel;
@@ -132,6 +195,7 @@ std::vector<NodeKernelInfo> Module::kernelReport() const {
 }
 
 ModuleStats Module::stats() const {
+  if (source_) return current_.load()->stats();
   ModuleStats s;
   s.nodes = graph_->numNodes();
   s.folded_nodes = graph_->foldedNodes();

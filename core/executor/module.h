@@ -6,6 +6,7 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -16,6 +17,7 @@
 #include "core/common/options.h"
 #include "core/executor/runtime.h"
 #include "core/executor/runtime_pool.h"
+#include "core/frontend/weights.h"
 #include "core/graph/signature.h"
 
 namespace brisk {
@@ -52,10 +54,16 @@ struct ModuleStats {
   RuntimePoolStats pool;
 };
 
+// A Module that load() returns is a handle on its current *generation*: the Module built
+// from the file with the weights in force. swapWeights builds the next generation and
+// publishes it atomically; every call below is served by the generation current when it
+// starts, so a run in flight keeps the weights it started with. Modules built from IR or
+// a Graph (and fork children) are generations themselves and cannot swap weights.
 class Module : public std::enable_shared_from_this<Module> {
  public:
-  // Loads a TorchScript file (torch.jit.save output): load, eval, freeze, clean-up
-  // passes, conversion, kernel choice. Throws brisk::Error on any problem.
+  // Loads a TorchScript file (torch.jit.save output) or a PT2 archive (torch.export),
+  // told apart by content: load, eval, freeze, clean-up passes, conversion, kernel
+  // choice. Throws brisk::Error on any problem.
   static std::shared_ptr<Module> load(const std::string& path, const Options& options = {},
                                       Registries* registries = nullptr);
   // Builds a Module from TorchScript IR text (as printed by the JIT) through the same
@@ -79,25 +87,50 @@ class Module : public std::enable_shared_from_this<Module> {
   // return: what runAsync adds is the future interface and the caller's launcher.
   c10::intrusive_ptr<c10::ivalue::Future> runAsync(std::vector<c10::IValue> args, const Kwargs& kwargs = {},
                                                    TaskLauncher launcher = {}) const;
-  // A Runtime owned by the caller (keeps the Module alive).
+  // A Runtime owned by the caller (keeps the Module alive). It stays on the weights
+  // current at its creation: a later swapWeights does not reach it.
   std::unique_ptr<Runtime> createRuntime() const;
 
+  // Weights at run time. The model file's named parameters and buffers (for PT2 also
+  // its constants) by state-dict name, e.g. "fc.weight"; empty for a Module not loaded
+  // from a file.
+  const std::vector<WeightInfo>& weights() const;
+  // Replaces the named weights for every later run: builds the next generation from the
+  // model file with all replacements so far applied before any load-time fold (so a
+  // folded conv-bn or a packed GEMM weight sees the new values), then publishes it in one
+  // atomic store. Names, dtypes and sizes are checked first; on any error the Module is
+  // unchanged. The tensors are copied. Costs about one load; concurrent runs go on
+  // meanwhile. Throws brisk::Error.
+  void swapWeights(const WeightMap& replacements);
+  // The same with every named weight of another file of the same model (TorchScript or
+  // PT2, either kind for either).
+  void swapWeightsFrom(const std::string& path);
+  // 0 after load, then +1 per successful swap.
+  uint64_t weightsVersion() const;
+
   const std::string& name() const { return name_; }
-  const Graph& graph() const { return *graph_; }
-  const Signature& signature() const { return signature_; }
   const Options& options() const { return options_; }
-  const ExecutionPlan& plan() const { return plan_; }
+  // These four describe the current generation; after a swapWeights the references stay
+  // valid while that generation serves a run or is held by a Runtime (same structure,
+  // other constants).
+  const Graph& graph() const { return *current().graph_; }
+  const Signature& signature() const { return current().signature_; }
+  const ExecutionPlan& plan() const { return current().plan_; }
+  // Child Modules built for prim::fork subgraphs, in node order.
+  const std::vector<std::shared_ptr<Module>>& children() const { return current().children_; }
   // Per node (including nodes inside sub-blocks), in pre-order.
   std::vector<NodeKernelInfo> kernelReport() const;
-  // Child Modules built for prim::fork subgraphs, in node order.
-  const std::vector<std::shared_ptr<Module>>& children() const { return children_; }
   ModuleStats stats() const;
   // Called by a Runtime after a run in which one of its blocks (re)planned its slab.
   void publishMemoryStats(const MemoryStats& s) const;
 
  private:
   friend class ModuleBuilder;
+  struct Source;
   Module(std::string name, Options options);
+  // The generation serving calls now: `this` unless this is a handle.
+  std::shared_ptr<const Module> generation() const;
+  const Module& current() const { return source_ ? *current_.load() : *this; }
 
   std::string name_;
   Options options_;
@@ -110,6 +143,9 @@ class Module : public std::enable_shared_from_this<Module> {
   std::unique_ptr<RuntimePool> pool_;
   mutable std::mutex memory_mu_;  // taken only when a layout changes, never per run
   mutable MemoryStats memory_stats_;
+  // Handles only (load()): how to build a generation, and the one serving now.
+  std::unique_ptr<Source> source_;
+  std::atomic<std::shared_ptr<const Module>> current_;
 };
 
 }  // namespace brisk

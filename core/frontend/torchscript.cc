@@ -141,14 +141,29 @@ struct JitKeepalive {
   std::shared_ptr<jit::Graph> graph;
 };
 
-}  // namespace
+// Parameters first, then buffers, each in the module's own order.
+std::vector<std::pair<std::string, at::Tensor>> namedTensors(const jit::Module& m) {
+  std::vector<std::pair<std::string, at::Tensor>> out;
+  for (const auto& p : m.named_parameters(/*recurse=*/true)) out.emplace_back(p.name, p.value);
+  for (const auto& b : m.named_buffers(/*recurse=*/true)) out.emplace_back(b.name, b.value);
+  return out;
+}
 
-FrontendResult loadTorchScript(const std::string& path, const Options& options) {
+// In place, into the freshly loaded module's own tensor: every alias of it sees the new
+// values (scripted nn.LSTM reads its weights through `_flat_weights`, a list of the
+// same tensors; tied weights share one tensor).
+void replaceWeights(jit::Module& m, const WeightMap& replacements) {
+  at::NoGradGuard no_grad;
+  for (auto& [name, t] : namedTensors(m))
+    if (auto it = replacements.find(name); it != replacements.end()) t.copy_(it->second);
+}
+
+jit::Module loadJitModule(const std::string& path) {
   checkReadable(path);
   checkArchivePickles(path);  // before torch's Unpickler recurses on them
-  auto keep = std::make_shared<JitKeepalive>();
+  jit::Module module;
   try {
-    keep->module = jit::load(path);
+    module = jit::load(path);
   } catch (const jit::ErrorReport&) {
     // Never read this report: its noexcept what() unpickles the archive's .debug_pkl
     // records lazily, and a damaged one is std::terminate (found by the fuzzer). The same
@@ -162,11 +177,40 @@ FrontendResult loadTorchScript(const std::string& path, const Options& options) 
   }
   // Before freezing, whose passes are the first to read the tensors' data.
   try {
-    checkLoadedTensors(keep->module, path);
+    checkLoadedTensors(module, path);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {
     throw Error(Error::Where{path, "", ""}, "cannot check the archive's tensors: " + describeException(e));
+  }
+  return module;
+}
+
+}  // namespace
+
+WeightMap readTorchScriptWeights(const std::string& path) {
+  WeightMap out;
+  for (auto& [name, t] : namedTensors(loadJitModule(path))) out.emplace(name, t);
+  return out;
+}
+
+FrontendResult loadTorchScript(const std::string& path, const Options& options) {
+  return loadTorchScript(path, options, WeightMap{});
+}
+
+FrontendResult loadTorchScript(const std::string& path, const Options& options, const WeightMap& replacements) {
+  auto keep = std::make_shared<JitKeepalive>();
+  keep->module = loadJitModule(path);
+  std::vector<WeightInfo> weights;
+  for (const auto& [name, t] : namedTensors(keep->module))
+    weights.push_back(WeightInfo{name, t.sizes().vec(), t.scalar_type()});
+  try {
+    checkReplacements(weights, replacements, path);
+    replaceWeights(keep->module, replacements);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(Error::Where{path, "", ""}, "cannot replace the weights: " + describeException(e));
   }
   if (!keep->module.find_method("forward"))
     throw Error(Error::Where{path, "", ""}, "the TorchScript module has no forward method");
@@ -205,6 +249,7 @@ FrontendResult loadTorchScript(const std::string& path, const Options& options) 
   }
   FrontendResult r{convert(path, jg, skip), Signature(path, std::move(args)), nullptr};
   r.keepalive = keep;
+  r.weights = std::move(weights);
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "core/frontend/weights.h"
 #include "core/graph/signature.h"
 
 namespace brisk {
@@ -19,11 +20,20 @@ struct FrontendResult {
   std::shared_ptr<Graph> graph;
   Signature signature;
   std::shared_ptr<void> keepalive;  // owns the torch::jit::Graph (and Module)
+  // The file's named weights (what `replacements` may name), in the file's order.
+  std::vector<WeightInfo> weights;
 };
 
 // Throws brisk::Error naming the file: missing, not a TorchScript archive, corrupt or
-// truncated, no forward method.
+// truncated, no forward method. `replacements` (checked by checkReplacements) take
+// the place of the named parameters and buffers before freezing.
+FrontendResult loadTorchScript(const std::string& path, const Options& options,
+                               const WeightMap& replacements);
 FrontendResult loadTorchScript(const std::string& path, const Options& options);
+
+// The named parameters and buffers of a TorchScript file, for swapping them into a
+// Module loaded from another file of the same model.
+WeightMap readTorchScriptWeights(const std::string& path);
 
 // Parses IR text ("graph(%x : Tensor): ...") and runs the same clean-up passes.
 FrontendResult parseTorchScriptIR(const std::string& ir, const std::string& name);

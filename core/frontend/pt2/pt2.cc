@@ -1,5 +1,7 @@
 #include "core/frontend/pt2/pt2.h"
 
+#include <algorithm>
+
 #include "core/common/error.h"
 #include "core/common/options.h"
 #include "core/frontend/pt2/archive.h"
@@ -10,19 +12,22 @@ namespace brisk {
 
 bool isPt2Archive(const std::string& path) { return pt2::isPt2Archive(path); }
 
-FrontendResult loadPt2(const std::string& path, const Options& options) {
+namespace {
+
+// Names in sorted order: the archive's maps are unordered, and what Module::weights()
+// lists should not change from one load to the next.
+std::vector<WeightInfo> weightInfos(const std::unordered_map<std::string, at::Tensor>& state) {
+  std::vector<WeightInfo> out;
+  for (const auto& [name, t] : state) out.push_back(WeightInfo{name, t.sizes().vec(), t.scalar_type()});
+  std::sort(out.begin(), out.end(), [](const WeightInfo& a, const WeightInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+// Errors from reading `path` as brisk::Error naming it.
+template <typename F>
+auto guarded(const std::string& path, F&& f) -> decltype(f()) {
   try {
-    pt2::Archive archive(path);
-    const std::string program = archive.choose(options.pt2_program);
-    const pt2::Json json = archive.readJson("models/" + program + ".json");
-    try {
-      pt2::checkSchemaVersion(json);
-      auto state = archive.loadTensors(program);
-      pt2::BuiltProgram built = pt2::buildGraph(json, state, path, options.optimize_numerics);
-      return FrontendResult{std::move(built.graph), Signature(path, std::move(built.args)), nullptr};
-    } catch (const Error& e) {
-      throw Error(e.where(), "program '" + program + "': " + e.message());
-    }
+    return f();
   } catch (const Error& e) {
     throw e.withModel(path);
   } catch (const pt2::Json::exception& e) {
@@ -30,6 +35,41 @@ FrontendResult loadPt2(const std::string& path, const Options& options) {
   } catch (const std::exception& e) {
     throw Error(Error::Where{path, "", ""}, "cannot load the PT2 archive: " + describeException(e));
   }
+}
+
+}  // namespace
+
+WeightMap readPt2Weights(const std::string& path, const Options& options) {
+  return guarded(path, [&] {
+    pt2::Archive archive(path);
+    auto state = archive.loadTensors(archive.choose(options.pt2_program));
+    return WeightMap(state.begin(), state.end());
+  });
+}
+
+FrontendResult loadPt2(const std::string& path, const Options& options) {
+  return loadPt2(path, options, WeightMap{});
+}
+
+FrontendResult loadPt2(const std::string& path, const Options& options, const WeightMap& replacements) {
+  return guarded(path, [&] {
+    pt2::Archive archive(path);
+    const std::string program = archive.choose(options.pt2_program);
+    const pt2::Json json = archive.readJson("models/" + program + ".json");
+    try {
+      pt2::checkSchemaVersion(json);
+      auto state = archive.loadTensors(program);
+      std::vector<WeightInfo> weights = weightInfos(state);
+      checkReplacements(weights, replacements, path);
+      for (const auto& [name, t] : replacements) state[name] = t;
+      pt2::BuiltProgram built = pt2::buildGraph(json, state, path, options.optimize_numerics);
+      FrontendResult r{std::move(built.graph), Signature(path, std::move(built.args)), nullptr};
+      r.weights = std::move(weights);
+      return r;
+    } catch (const Error& e) {
+      throw Error(e.where(), "program '" + program + "': " + e.message());
+    }
+  });
 }
 
 }  // namespace brisk

@@ -14,6 +14,13 @@ bool isPt2Archive(const std::string& path);
 // Throws brisk::Error naming the file (and node/op where known): corrupt or truncated
 // archive, unknown schema version, unknown program, unsupported or unknown operator,
 // mutated buffers, CUDA programs.
+// `replacements` (checked by checkReplacements) take the place of the program's named
+// parameters, buffers and constants before any of them is folded.
 FrontendResult loadPt2(const std::string& path, const Options& options);
+FrontendResult loadPt2(const std::string& path, const Options& options, const WeightMap& replacements);
+
+// The named parameters, buffers and constants of the program Options::pt2_program
+// chooses, for swapping them into a Module loaded from another file of the same model.
+WeightMap readPt2Weights(const std::string& path, const Options& options);
 
 }  // namespace brisk
