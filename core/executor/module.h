@@ -107,6 +107,9 @@ class Module : public std::enable_shared_from_this<Module> {
   void swapWeightsFrom(const std::string& path);
   // 0 after load, then +1 per successful swap.
   uint64_t weightsVersion() const;
+  // The Module serving calls now: this one, unless it is a handle that load() returned.
+  // Runtimes and profiler events name the generation they ran on.
+  std::shared_ptr<const Module> generation() const;
 
   const std::string& name() const { return name_; }
   const Options& options() const { return options_; }
@@ -128,8 +131,6 @@ class Module : public std::enable_shared_from_this<Module> {
   friend class ModuleBuilder;
   struct Source;
   Module(std::string name, Options options);
-  // The generation serving calls now: `this` unless this is a handle.
-  std::shared_ptr<const Module> generation() const;
   const Module& current() const { return source_ ? *current_.load() : *this; }
 
   std::string name_;

@@ -87,6 +87,7 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
   // a mean would let a few preempted or page-faulting runs (a shared machine) decide.
   // Events arrive in completion order; a run's own event (node == null) comes after
   // all of its nodes, fork children's included (aten::wait joins them first).
+  const std::shared_ptr<const Module> top = module.generation();  // what the events name
   size_t node_events = 0;
   std::set<uint32_t> threads;
   std::vector<double> per_run;
@@ -94,7 +95,7 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
   for (const Profiler::Event& e : profiler.events()) {
     threads.insert(e.thread);
     if (!e.node) {
-      if (e.module == &module) {
+      if (e.module == top.get()) {
         per_run.push_back(current);
         current = 0;
       }
