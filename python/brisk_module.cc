@@ -278,6 +278,21 @@ class PyModule {
   py::dict stats() const { return statsDict(m_->stats()); }
   uint64_t weightsVersion() const { return m_->weightsVersion(); }
 
+  // The load-time graph passes in the order they ran.
+  py::list passes() const {
+    py::list out;
+    for (const PassResult& r : m_->passReport()) {
+      py::dict d;
+      d["name"] = r.name;
+      d["provider"] = r.provider;
+      d["changed"] = r.changed;
+      d["skipped"] = r.skipped;
+      d["us"] = r.micros;
+      out.append(d);
+    }
+    return out;
+  }
+
   // {name: (shape, dtype name)} of what swap_weights may replace.
   py::dict weights() const {
     py::dict out;
@@ -436,6 +451,8 @@ PYBIND11_MODULE(_brisk, m) {
            "prim::fork task (a no-argument callable) and must run it once, on any thread; None: brisk's "
            "inter-op arena.")
       .def("stats", &PyModule::stats)
+      .def("passes", &PyModule::passes,
+           "The load-time graph passes in the order they ran: name, provider, nodes changed, skipped, us.")
       .def("weights", &PyModule::weights,
            "{name: (shape, dtype)} of the model file's named weights: what swap_weights may replace.")
       .def("swap_weights", &PyModule::swapWeights, py::arg("weights"),

@@ -34,6 +34,10 @@ struct Options {
   std::string pt2_program;
   // Apply torch::jit::freeze's numerics-changing folds (conv-bn, etc.).
   bool optimize_numerics = true;
+  // Load-time graph passes not to run, by name (core/graph/graph_pass.h): core's
+  // "eliminate_dead_code", "fold_constants", "eliminate_dead_code_late", "inplace_reuse", or a plugin's
+  // "<plugin>.<name>". Unknown names are an error at load, once the plugins are loaded.
+  std::vector<std::string> disabled_passes;
 
   // --- Kernel choice ---------------------------------------------------------------
   bool use_out_variants = true;  // false: skip the out-variant registry

@@ -12,7 +12,7 @@
 #include "core/frontend/pt2/pt2.h"
 #include "core/frontend/torchscript.h"
 #include "core/graph/graph.h"
-#include "core/graph/inplace_reuse.h"
+#include "core/graph/inplace_reuse.h"  // runsInPlace
 #include "core/kernels/kernel_registry.h"
 #include "core/kernels/plugin_loader.h"
 #include "threading/thread_settings.h"
@@ -41,9 +41,8 @@ struct Module::Source {
     // By content: a PT2 archive is a zip like a TorchScript one, and either may have any name.
     FrontendResult r = isPt2Archive(path) ? loadPt2(path, options, replacements)
                                           : loadTorchScript(path, options, replacements);
-    weights = std::move(r.weights);
-    if (options.inplace_reuse) markInPlaceReuse(*r.graph);
-    return fromGraph(std::move(r.graph), std::move(r.signature), options, registries, std::move(r.keepalive));
+    weights = r.weights;
+    return fromFrontend(std::move(r), options, registries);
   }
 };
 
@@ -95,6 +94,18 @@ std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Si
   return m;
 }
 
+std::shared_ptr<Module> Module::fromFrontend(FrontendResult r, const Options& options, Registries* registries) {
+  Registries& regs = registries ? *registries : Registries::global();
+  const std::string name = r.graph->name();
+  loadPlugins(name, options, regs);  // their passes run too
+  regs.passes.checkDisabled(options, name);
+  std::vector<PassResult> passes = regs.passes.run(*r.graph, PassContext{name, options});
+  r.graph->finalize();
+  std::shared_ptr<Module> m = fromGraph(std::move(r.graph), std::move(r.signature), options, &regs, std::move(r.keepalive));
+  m->passes_ = std::move(passes);
+  return m;
+}
+
 std::shared_ptr<Module> Module::load(const std::string& path, const Options& options, Registries* registries) {
   validateOptions(options, path);  // before the costly load
   auto source = std::make_unique<Source>();
@@ -141,9 +152,8 @@ void Module::swapWeightsFrom(const std::string& path) {
 
 std::shared_ptr<Module> Module::fromIR(const std::string& ir, const Options& options, const std::string& name,
                                        Registries* registries) {
-  FrontendResult r = parseTorchScriptIR(ir, name);
-  if (options.inplace_reuse) markInPlaceReuse(*r.graph);
-  return fromGraph(std::move(r.graph), std::move(r.signature), options, registries, std::move(r.keepalive));
+  validateOptions(options, name);
+  return fromFrontend(parseTorchScriptIR(ir, name), options, registries);
 }
 
 c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs) const {

@@ -17,7 +17,9 @@
 #include "core/common/options.h"
 #include "core/executor/runtime.h"
 #include "core/executor/runtime_pool.h"
+#include "core/frontend/torchscript.h"  // FrontendResult
 #include "core/frontend/weights.h"
+#include "core/graph/graph_pass.h"
 #include "core/graph/signature.h"
 
 namespace brisk {
@@ -123,6 +125,8 @@ class Module : public std::enable_shared_from_this<Module> {
   const std::vector<std::shared_ptr<Module>>& children() const { return current().children_; }
   // Per node (including nodes inside sub-blocks), in pre-order.
   std::vector<NodeKernelInfo> kernelReport() const;
+  // The load-time graph passes in the order they ran, with what each changed.
+  std::vector<PassResult> passReport() const { return current().passes_; }
   ModuleStats stats() const;
   // Called by a Runtime after a run in which one of its blocks (re)planned its slab.
   void publishMemoryStats(const MemoryStats& s) const;
@@ -131,6 +135,8 @@ class Module : public std::enable_shared_from_this<Module> {
   friend class ModuleBuilder;
   struct Source;
   Module(std::string name, Options options);
+  // A frontend's graph through the plugins' and core's graph passes, then fromGraph.
+  static std::shared_ptr<Module> fromFrontend(FrontendResult r, const Options& options, Registries* registries);
   const Module& current() const { return source_ ? *current_.load() : *this; }
 
   std::string name_;
@@ -141,6 +147,7 @@ class Module : public std::enable_shared_from_this<Module> {
   c10::TypePtr output_type_;  // of run's result (runAsync's future)
   ExecutionPlan plan_;
   std::vector<std::shared_ptr<Module>> children_;
+  std::vector<PassResult> passes_;
   std::unique_ptr<RuntimePool> pool_;
   mutable std::mutex memory_mu_;  // taken only when a layout changes, never per run
   mutable MemoryStats memory_stats_;

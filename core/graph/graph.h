@@ -1,8 +1,8 @@
 #pragma once
 // brisk's own dataflow IR: Graph > Block > Node > Value.
 //
-// Built once at load (by the TorchScript frontend or by hand in tests) and immutable
-// afterwards. Every Value of a Graph — including those inside sub-blocks — has a dense
+// Built once at load (by a frontend or by hand in tests), rewritten by the load-time
+// graph passes (graph_pass.h; graph_edit.cc), and immutable once a Module is built on it. Every Value of a Graph — including those inside sub-blocks — has a dense
 // integer id, which is also its slot in a Runtime's IValue array, so the hot path
 // never looks anything up by name. Constants are Values owned by the Graph with no
 // producer. prim::If / prim::Loop carry sub-blocks; prim::fork carries a subgraph
@@ -132,6 +132,14 @@ class Block {
   Node* appendNode(NodeSpec spec);
   void addReturn(Value* v) { returns_.push_back(v); }
 
+  // Rewriting, for graph passes (graph_edit.cc); call Graph::finalize() afterwards.
+  // A new node placed just before `before` (a node of this block), so it may read what
+  // `before` reads and `before` may read its outputs.
+  Node* insertNodeBefore(Node* before, NodeSpec spec);
+  // Takes `n` out of this block. Nothing may read its outputs any more (throws
+  // brisk::Error otherwise); they keep their ids, so slots stay dense.
+  void eraseNode(Node* n);
+
  private:
   friend class Graph;
   friend class Node;
@@ -159,7 +167,8 @@ class Graph {
 
   uint32_t numValues() const { return static_cast<uint32_t>(values_.size()); }
   Value* value(uint32_t id) const { return values_.at(id).get(); }
-  uint32_t numNodes() const { return static_cast<uint32_t>(nodes_.size()); }
+  // Nodes in blocks (erased ones not counted).
+  uint32_t numNodes() const { return static_cast<uint32_t>(nodes_.size() - erased_nodes_); }
   // All nodes in pre-order (a node before the nodes of its sub-blocks).
   const std::vector<Node*>& allNodes() const { return all_nodes_; }
 
@@ -167,7 +176,13 @@ class Graph {
   size_t foldedNodes() const { return folded_nodes_; }
   void addFoldedNode() { ++folded_nodes_; }
 
-  // Renumbers nodes in pre-order; call after construction is complete.
+  // Every read of `from` (node inputs and block returns, in every block) reads `to`
+  // instead; returns how many reads changed (graph_edit.cc).
+  size_t replaceAllUses(const Value* from, Value* to);
+  // How many times `v` is read (node inputs and block returns), in every block.
+  size_t countUses(const Value* v) const;
+
+  // Renumbers nodes in pre-order; call after construction or rewriting is complete.
   void finalize();
   // Multi-line text in a TorchScript-like syntax.
   std::string str() const;
@@ -185,6 +200,7 @@ class Graph {
   std::vector<Value*> constants_;
   std::unique_ptr<Block> top_;
   size_t folded_nodes_ = 0;
+  size_t erased_nodes_ = 0;
 };
 
 }  // namespace brisk

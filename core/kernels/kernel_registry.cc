@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "core/common/error.h"
+#include "core/graph/builtin_passes.h"
 #include "core/graph/graph.h"
 #include "core/kernels/core_kernel_sets.h"
 #include "core/kernels/plugin.h"
@@ -62,6 +63,7 @@ void registerCoreKernels(Registries& registries) {
 
 Registries::Registries() : id(next_registries_id++) {
   registerCoreKernels(*this);
+  addBuiltinPasses(passes);
 }
 Registries::~Registries() = default;
 
@@ -75,6 +77,9 @@ void PluginRegistrar::outVariant(std::string key, KernelFactory factory) {
 }
 void PluginRegistrar::native(std::string key, KernelFactory factory) {
   registries_.native.add(std::move(key), std::move(factory), provider_);
+}
+void PluginRegistrar::pass(std::string name, int order, GraphPassFn fn, std::string help) {
+  registries_.passes.add(GraphPass{provider_ + "." + name, order, provider_, std::move(help), std::move(fn)});
 }
 void PluginRegistrar::addOption(PluginOptionSpec spec) { registries_.plugin_options.add(std::move(spec)); }
 

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/graph/graph_pass.h"
 #include "core/kernels/kernel.h"
 #include "core/kernels/plugin_options.h"
 
@@ -79,6 +80,9 @@ struct Registries {
   KernelRegistry native;
   // What the registered plugins declare (PluginRegistrar::option).
   PluginOptionRegistry plugin_options;
+  // Load-time graph passes: core's own (builtin_passes.h) and the plugins'
+  // (PluginRegistrar::pass).
+  PassRegistry passes;
   // Unique per instance for the whole process (addresses can be reused).
   const uint64_t id;
 

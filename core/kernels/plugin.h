@@ -6,6 +6,7 @@
 //     registrar.outVariant("aten::relu", makeReluOut);
 //     auto fast = registrar.option<bool>("fast", true, "what it does");  // users: "<plugin>.fast"
 //     registrar.native("aten::foo", [fast](KernelBuildContext& b) { ... b.pluginOption(fast) ... });
+//     registrar.pass("fuse_foo", kPassOrderFuse, rewriteFoo, "what it does");  // runs as "<plugin>.fuse_foo"
 //   }
 //
 // The host passes its ABI stamp; the entry point compares it with the stamp the plugin
@@ -24,7 +25,8 @@
 #ifndef BRISK_PLUGIN_ABI_VERSION
 // Bump when Kernel, KernelContext, KernelBuildContext, the registries or this header
 // change incompatibly. 3: plugin options (Registries::plugin_options, PluginRegistrar::option).
-#define BRISK_PLUGIN_ABI_VERSION 3
+// 4: graph passes (Registries::passes, PluginRegistrar::pass, graph_pass.h).
+#define BRISK_PLUGIN_ABI_VERSION 4
 #endif
 
 namespace brisk {
@@ -67,6 +69,9 @@ class PluginRegistrar {
     addOption(spec);
     return PluginOption<T>(std::move(spec));
   }
+  // Adds a load-time graph pass named "<provider>.<name>" that runs at `order`
+  // (core/graph/graph_pass.h: PassOrder) on every Module loaded with these registries.
+  void pass(std::string name, int order, GraphPassFn fn, std::string help);
   const std::string& provider() const { return provider_; }
 
  private:

@@ -194,6 +194,21 @@ class Introspection(unittest.TestCase):
             self.assertIn(n["kind"], ("out-variant", "native", "delegate", "fallback"))
         self.assertEqual(nodes[0]["op"].split(".")[0], "aten::linear")
 
+    def test_passes(self):
+        m = brisk.load(zoo("resnet18"))
+        passes = m.passes()
+        self.assertEqual([p["name"] for p in passes],
+                         ["eliminate_dead_code", "fold_constants", "eliminate_dead_code_late", "inplace_reuse"])
+        by_name = {p["name"]: p for p in passes}
+        self.assertGreater(by_name["inplace_reuse"]["changed"], 0, "resnet18's relus reuse their inputs")
+        self.assertEqual(by_name["inplace_reuse"]["changed"], m.stats()["inplace_nodes"])
+        off = brisk.load(zoo("resnet18"), disabled_passes=["inplace_reuse"])
+        self.assertTrue({p["name"]: p for p in off.passes()}["inplace_reuse"]["skipped"])
+        self.assertEqual(off.stats()["inplace_nodes"], 0)
+        with self.assertRaises(brisk.Error) as cm:
+            brisk.load(zoo("mlp"), disabled_passes=["no_such_pass"])
+        self.assertIn("no_such_pass", str(cm.exception))
+
     def test_fallback_only(self):
         m = brisk.load(zoo("mlp"), fallback_only=True, plugins=[])
         self.assertEqual({n["kind"] for n in m.inspect()}, {"fallback"})

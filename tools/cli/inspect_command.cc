@@ -78,6 +78,18 @@ void printFallbackOps(const std::vector<NodeKernelInfo>& report) {
   for (const auto& [op, count] : ops) std::cout << "  " << op << " x" << count << "\n";
 }
 
+// "passes: eliminate_dead_code=0 fold_constants=3 ... (off: inplace_reuse)".
+void printPasses(const std::vector<PassResult>& passes) {
+  std::cout << "passes:";
+  std::string off;
+  for (const PassResult& p : passes) {
+    if (p.skipped) off += (off.empty() ? "" : ", ") + p.name;
+    else std::cout << " " << p.name << "=" << p.changed;
+  }
+  std::cout << (off.empty() ? "" : " (off: " + off + ")") << "
+";
+}
+
 }  // namespace
 
 std::string inspectUsage(bool common) {
@@ -87,9 +99,10 @@ std::string inspectUsage(bool common) {
   else f.addOwn(p);
   return "brisk inspect [MODEL] [--graph] [--inputs FILE] [--no-profile] [flags]\n"
          "  Prints the signature, the plugins loaded, and per node (indented by block depth)\n"
-         "  its index, op, kernel kind, provider and detail; then counts per kind and the ops\n"
-         "  that fell back to the TorchScript operator; then runs the model once on its inputs\n"
-         "  (the memory planner's profile run) and prints the slab, lower bound and managed tensors.\n" +
+         "  its index, op, kernel kind, provider and detail; then counts per kind, the nodes each\n"
+         "  load-time graph pass changed, and the ops that fell back to the TorchScript operator;\n"
+         "  then runs the model once on its inputs (the memory planner's profile run) and prints\n"
+         "  the slab, lower bound and managed tensors.\n" +
          p.usage();
 }
 
@@ -121,6 +134,7 @@ int inspectCommand(const std::vector<std::string>& args) {
     mod.run(inputs.args, inputs.kwargs);
   }
   std::cout << "module stats: " << moduleStatsText(mod.stats()) << "\n";
+  printPasses(mod.passReport());
   printFallbackOps(report);
   if (f.graph) std::cout << "\ngraph:\n" << mod.graph().str() << "\n";
   return kExitOk;

@@ -16,18 +16,13 @@
 #include <vector>
 
 #include "core/frontend/pt2/schema.h"
+#include "core/graph/constant_eval.h"  // evaluateAtLoad
 
 namespace brisk {
 class Value;
 }
 
 namespace brisk::pt2 {
-
-// The results of `name` on `inputs` computed now, or nullopt when the node is not
-// foldable: an input is not constant, or the op is not a functional, deterministic
-// ATen op with tensor results.
-std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& name, const c10::FunctionSchema& schema,
-                                                      const std::vector<Value*>& inputs);
 
 // How many times each tensor name is read in `graph` (by its nodes, and as an output
 // of the program), and the last node reading it: a convolution whose output has one

@@ -1,0 +1,106 @@
+#include "core/graph/builtin_passes.h"
+
+#include <ATen/core/function_schema.h>
+
+#include <unordered_set>
+
+#include "core/common/options.h"
+#include "core/graph/constant_eval.h"
+#include "core/graph/graph.h"
+#include "core/graph/graph_pass.h"
+#include "core/graph/inplace_reuse.h"
+
+namespace brisk {
+namespace {
+
+// Every block of the graph's tree, outer blocks before the blocks they contain.
+std::vector<Block*> allBlocks(const Graph& g) {
+  std::vector<Block*> out{g.top()};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (Node* n : out[i]->nodes())
+      for (const auto& b : n->blocks()) out.push_back(b.get());
+  return out;
+}
+
+// Prim ops without a schema whose only effect is their results.
+bool purePrim(const std::string& kind) {
+  static const std::unordered_set<std::string> kPure = {
+      "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct", "prim::ListUnpack",
+      "prim::TupleUnpack",   "prim::TupleIndex",     "prim::NumToTensor",   "prim::dtype",
+      "prim::device",        "prim::layout",         "prim::shape",         "prim::unchecked_cast"};
+  return kPure.count(kind) != 0;
+}
+
+// Removing a node that nothing reads is safe unless running it does something besides
+// computing its results: writes an input, raises on a check, draws random numbers,
+// or runs blocks / a fork.
+bool removableWhenUnread(const Node& n) {
+  if (n.outputs().empty() || !n.blocks().empty() || n.subgraph()) return false;
+  if (!n.schema()) return purePrim(n.kind());
+  const std::string& name = n.schema()->name();
+  return !n.schema()->is_mutable() && !nondeterministic(name) && name.find("assert") == std::string::npos &&
+         name.rfind("brisk::", 0) != 0;
+}
+
+size_t foldNode(Graph& g, Block& b, Node* n) {
+  if (!n->schema() || !n->blocks().empty() || n->subgraph()) return 0;
+  std::optional<std::vector<at::Tensor>> results = evaluateAtLoad(n->schema()->operator_name(), *n->schema(), n->inputs());
+  if (!results || results->size() != n->outputs().size()) return 0;
+  for (size_t i = 0; i < results->size(); ++i) {
+    const at::Tensor& t = (*results)[i];
+    g.replaceAllUses(n->output(i), g.addConstant(t, c10::TensorType::create(t)));
+  }
+  b.eraseNode(n);
+  g.addFoldedNode();
+  return 1;
+}
+
+}  // namespace
+
+size_t eliminateDeadCode(Graph& graph) {
+  size_t erased = 0;
+  // Inner blocks first, each back to front: a chain of unread nodes goes in one sweep.
+  std::vector<Block*> blocks = allBlocks(graph);
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
+    const std::vector<Node*> nodes = (*b)->nodes();
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      Node* n = *it;
+      if (!removableWhenUnread(*n)) continue;
+      bool read = false;
+      for (const Value* o : n->outputs()) read = read || graph.countUses(o) != 0;
+      if (read) continue;
+      (*b)->eraseNode(n);
+      ++erased;
+    }
+  }
+  return erased;
+}
+
+size_t foldConstants(Graph& graph) {
+  size_t folded = 0;
+  // Front to back, so a node reading a just-folded result folds too.
+  for (Block* b : allBlocks(graph)) {
+    const std::vector<Node*> nodes = b->nodes();
+    for (Node* n : nodes) folded += foldNode(graph, *b, n);
+  }
+  return folded;
+}
+
+void addBuiltinPasses(PassRegistry& registry) {
+  registry.add(GraphPass{"eliminate_dead_code", kPassOrderSimplify, "core",
+                         "removes nodes whose results nothing reads and that do nothing else",
+                         [](Graph& g, const PassContext&) { return eliminateDeadCode(g); }});
+  registry.add(GraphPass{"fold_constants", kPassOrderFold, "core",
+                         "computes once at load every node whose inputs are all constants",
+                         [](Graph& g, const PassContext&) { return foldConstants(g); }});
+  registry.add(GraphPass{"eliminate_dead_code_late", kPassOrderCleanUp, "core",
+                         "eliminate_dead_code again, after folds and plugin rewrites",
+                         [](Graph& g, const PassContext&) { return eliminateDeadCode(g); }});
+  registry.add(GraphPass{"inplace_reuse", kPassOrderAnnotate, "core",
+                         "lets elementwise kernels write into an input nothing else reads (Options::inplace_reuse)",
+                         [](Graph& g, const PassContext& ctx) -> size_t {
+                           return ctx.options.inplace_reuse ? static_cast<size_t>(markInPlaceReuse(g)) : 0;
+                         }});
+}
+
+}  // namespace brisk

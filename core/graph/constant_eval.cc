@@ -1,0 +1,48 @@
+#include "core/graph/constant_eval.h"
+
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include "core/graph/graph.h"
+
+namespace brisk {
+namespace {
+
+bool isGenerator(const c10::TypePtr& t) {
+  if (t->kind() == c10::TypeKind::OptionalType)
+    return t->expectRef<c10::OptionalType>().getElementType()->kind() == c10::TypeKind::GeneratorType;
+  return t->kind() == c10::TypeKind::GeneratorType;
+}
+
+}  // namespace
+
+bool nondeterministic(const std::string& name) {
+  static const char* const kPrefixes[] = {"aten::rand",    "aten::normal",      "aten::bernoulli",
+                                          "aten::dropout", "aten::native_dropout", "aten::empty",
+                                          "aten::new_empty", "aten::multinomial"};
+  for (const char* p : kPrefixes)
+    if (name.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& name, const c10::FunctionSchema& schema,
+                                                      const std::vector<Value*>& inputs) {
+  if (name.name.rfind("aten::", 0) != 0 || schema.returns().empty() || schema.is_mutable() ||
+      nondeterministic(name.name))
+    return std::nullopt;
+  for (const auto& a : schema.arguments())
+    if (isGenerator(a.type())) return std::nullopt;
+  for (const auto& r : schema.returns())
+    if (r.type()->kind() != c10::TypeKind::TensorType) return std::nullopt;
+  for (const Value* v : inputs)
+    if (!v->isConstant()) return std::nullopt;
+  auto op = c10::Dispatcher::singleton().findSchema(name);
+  if (!op) return std::nullopt;  // JIT-only scalar ops: cheap anyway
+  torch::jit::Stack stack;
+  for (const Value* v : inputs) stack.push_back(v->constant());
+  op->callBoxed(stack);
+  std::vector<at::Tensor> out;
+  for (c10::IValue& v : stack) out.push_back(v.toTensor());
+  return out;
+}
+
+}  // namespace brisk

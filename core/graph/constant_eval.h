@@ -1,0 +1,25 @@
+#pragma once
+// Computing an operator at load, on constants: what constant folding (the PT2 builder
+// and the fold_constants pass) runs instead of adding a node that would give the same
+// tensors every run.
+#include <ATen/core/Tensor.h>
+#include <ATen/core/function_schema.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace brisk {
+
+class Value;
+
+// Ops whose results are not a function of their inputs' values (random, uninitialised).
+bool nondeterministic(const std::string& op_name);
+
+// The results of `name` on `inputs` computed now, or nullopt when the node is not
+// foldable: an input is not constant, or the op is not a functional, deterministic
+// ATen op with tensor results that the dispatcher has.
+std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& name, const c10::FunctionSchema& schema,
+                                                      const std::vector<Value*>& inputs);
+
+}  // namespace brisk
