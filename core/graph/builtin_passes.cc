@@ -58,17 +58,25 @@ size_t foldNode(Graph& g, Block& b, Node* n) {
 }  // namespace
 
 size_t eliminateDeadCode(Graph& graph) {
+  // Reads per value id, counted once and kept up to date as nodes go.
+  std::vector<uint32_t> reads(graph.numValues(), 0);
+  std::vector<Block*> blocks = allBlocks(graph);
+  for (Block* b : blocks) {
+    for (const Node* n : b->nodes())
+      for (const Value* v : n->inputs()) ++reads[v->id()];
+    for (const Value* v : b->returns()) ++reads[v->id()];
+  }
   size_t erased = 0;
   // Inner blocks first, each back to front: a chain of unread nodes goes in one sweep.
-  std::vector<Block*> blocks = allBlocks(graph);
   for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
     const std::vector<Node*> nodes = (*b)->nodes();
     for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
       Node* n = *it;
       if (!removableWhenUnread(*n)) continue;
       bool read = false;
-      for (const Value* o : n->outputs()) read = read || graph.countUses(o) != 0;
+      for (const Value* o : n->outputs()) read = read || reads[o->id()] != 0;
       if (read) continue;
+      for (const Value* v : n->inputs()) --reads[v->id()];
       (*b)->eraseNode(n);
       ++erased;
     }
