@@ -9,9 +9,11 @@
 
 #include "core/common/error.h"
 #include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "core/frontend/model_inputs.h"
 #include "core/graph/graph.h"
 #include "tests/pt2/pt2_check.h"
+#include "tests/testing/model_check.h"
 #include "tools/ivalue_compare.h"
 
 namespace brisk {
@@ -113,6 +115,19 @@ TEST(WhileLoop, ZeroTripsDoNotHandOutTheModulesConstant) {
     EXPECT_EQ(i.item<int64_t>(), 0);
     i.add_(5);
     EXPECT_EQ(module->run(in.args, in.kwargs).toTupleRef().elements()[1].toTensor().item<int64_t>(), 0) << ir;
+  }
+}
+
+// Outputs a caller holds (the loop's results: fresh tensors, or after zero trips the
+// initial values) are never written by later runs, whatever their trip counts.
+TEST(WhileLoop, HeldOutputsSurviveLaterRuns) {
+  auto inputs = [](const char* c) { return loadInputs(program(std::string(c) + ".inputs.pt")); };
+  for (const char* ir : kIRs) {
+    SCOPED_TRACE(ir);
+    auto module = Module::load(program(std::string("while_counter") + ir + ".pt2"), Options{});
+    auto rt = module->createRuntime();
+    testing::expectHeldOutputsSurvive(*rt, inputs("while_trips0"), inputs("while_trips9"), 2, 3);
+    testing::expectHeldOutputsSurvive(*rt, inputs("while_trips9"), inputs("while_trips1"), 2, 3);
   }
 }
 
