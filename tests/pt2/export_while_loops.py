@@ -66,6 +66,22 @@ class NestedCond(torch.nn.Module):
         return while_loop(cond, body, (torch.zeros((), dtype=torch.int64), x))
 
 
+class NestedWhile(torch.nn.Module):
+    """A while_loop inside a while_loop's body; the inner body uses the (dynamic) batch
+    size as an int (h * B: a SymInt where mul.Tensor wants a tensor) and in a shape
+    (ones(B, 1))."""
+
+    def forward(self, x, n):
+        def inner(j, h):
+            return j + 1, h * 0.5 + torch.ones(h.shape[0], 1) * (h.shape[0] * j)
+
+        def outer(i, h):
+            _, h2 = while_loop(lambda j, h: j < i, inner, (torch.zeros((), dtype=torch.int64), h))
+            return i + 1, torch.tanh(h2 / (h.shape[0] * 4))
+
+        return while_loop(lambda i, h: i < n, outer, (torch.zeros((), dtype=torch.int64), x))
+
+
 def damaged(src, dst, edit):
     """A copy of archive src whose program JSON went through edit(program)."""
     writer = torch._C.PyTorchFileWriter(dst)
@@ -133,6 +149,10 @@ def main():
     g = torch.Generator().manual_seed(5)
     export("while_nested_cond", NestedCond().eval(), (torch.randn(3, 8), n(2)), None,
            [("while_nested_cond", (torch.randn(3, 8, generator=g), n(6)))])
+
+    export("while_nested_while", NestedWhile(), (torch.randn(3, 4), n(3)),
+           {"x": {0: Dim("batch", min=1, max=64)}, "n": None},
+           [("while_nested_while", (torch.randn(6, 4), n(4)))])
 
     damaged(path("while_no_additional.pt2"), path("while_bad_cond.pt2"), cond_returns_float)
     damaged(path("while_counter.pt2"), path("while_bad_body.pt2"), body_drops_a_value)

@@ -1,7 +1,7 @@
 // torch while_loop programs (export_while_loops.py) through Module::load: brisk's
 // prim::Loop against ep.module() for zero, one and many trips, a body reading outer
-// values (additional_inputs) and the batch size, no additional inputs, a torch.cond
-// inside the body, both IRs; the loop's own memory plan; the errors for damaged
+// values (additional_inputs) and the batch size, no additional inputs, a torch.cond or
+// another while_loop inside the body, both IRs; the loop's own memory plan; the errors for damaged
 // cond / body graphs.
 #include <gtest/gtest.h>
 
@@ -57,6 +57,14 @@ TEST(WhileLoop, CondInsideTheBody) {
     expectMatchesExport(std::string("while_nested_cond") + ir + ".pt2", "while_nested_cond", Options{});
 }
 
+// A while_loop in a while_loop's body, the batch dynamic: the inner body uses it as an
+// int (a SymInt where mul.Tensor / div.Tensor want a tensor: their Scalar overloads)
+// and in a shape (ones(B, 1)); the inner trip count is the outer counter.
+TEST(WhileLoop, WhileInsideTheBodyWithShapes) {
+  for (const char* ir : kIRs)
+    expectMatchesExport(std::string("while_nested_while") + ir + ".pt2", "while_nested_while", Options{});
+}
+
 TEST(WhileLoop, OtherExecutorsAndKernels) {
   Options fallback;
   fallback.fallback_only = true;
@@ -67,6 +75,7 @@ TEST(WhileLoop, OtherExecutorsAndKernels) {
   for (const Options& o : {fallback, unplanned, parallel}) {
     expectMatchesExport("while_counter_core.pt2", "while_trips9", o);
     expectMatchesExport("while_nested_cond.pt2", "while_nested_cond", o);
+    expectMatchesExport("while_nested_while_core.pt2", "while_nested_while", o);
   }
 }
 
