@@ -40,9 +40,8 @@ TEST(WhileLoop, OneModuleAcrossTripCountsAndBatches) {
     for (const char* trips : {"while_trips9", "while_trips0", "while_trips1", "while_trips9", "while_trips1"}) {
       SCOPED_TRACE(std::string(ir) + " " + trips);
       ModelInputs in = loadInputs(program(std::string(trips) + ".inputs.pt"));
-      EXPECT_EQ(compareIValues(module->run(in.args, in.kwargs), loadPickle(program(std::string(trips) + ".expected.pt")),
-                               Tolerance{1e-4, 1e-5, 1e-5}),
-                "");
+      c10::IValue expected = loadPickle(program(std::string(trips) + ".expected.pt"));
+      EXPECT_EQ(compareIValues(module->run(in.args, in.kwargs), expected, Tolerance{1e-4, 1e-5, 1e-5}), "");
     }
   }
 }
@@ -143,7 +142,8 @@ TEST(WhileLoop, HeldOutputsSurviveLaterRuns) {
 TEST(WhileLoopErrors, CondGraphMustReturnABoolTensor) {
   expectLoadError("while_bad_cond.pt2", Options{},
                   {"while_bad_cond.pt2", "%while_loop", "torch.ops.higher_order.while_loop",
-                   "while_loop's cond_graph must return one one-element bool tensor; it returns 'arg0_1', Float[2, 2]"});
+                   "while_loop's cond_graph must return one one-element bool tensor; "
+                   "it returns 'arg0_1', Float[2, 2]"});
 }
 
 TEST(WhileLoopErrors, BodyGraphMustReturnEveryCarriedValue) {

@@ -74,10 +74,10 @@ const c10::FunctionSchema* Builder::scalarOverloadFor(const c10::OperatorName& n
   }
   if (numbers == 0 || name.overload_name == "Scalar") return nullptr;
   const c10::FunctionSchema* scalar = schemaFor(c10::OperatorName(name.name, "Scalar"));
+  auto sameName = [](const c10::Argument& a, const c10::Argument& b) { return a.name() == b.name(); };
   const bool same_names = scalar && scalar->arguments().size() == schema.arguments().size() &&
                           std::equal(schema.arguments().begin(), schema.arguments().end(),
-                                     scalar->arguments().begin(),
-                                     [](const c10::Argument& a, const c10::Argument& b) { return a.name() == b.name(); });
+                                     scalar->arguments().begin(), sameName);
   if (!same_names)
     throw Error("a number known only at run time is passed as a tensor, and " + c10::toString(name) +
                 " has no Scalar overload with the same arguments");
