@@ -30,7 +30,7 @@ ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
 ZOO_MODELS = ["resnet18", "mobilenet_v2", "mlp", "deepandwide", "transformer", "inception_fork",
               "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100",
               "lstm_tagger", "gru_encoder"]
-EXTRA = ["mlp.dyn", "resnet18.dyn", "cond_model", "pytree_io"]
+EXTRA = ["mlp.dyn", "resnet18.dyn", "cond_model", "while_model", "pytree_io"]
 IR_SUFFIX = {"export": ".pt2", "core": ".core.pt2"}
 # As the other zoo tests: rtol 1e-4, and an atol scaled to the tensor's largest |value|
 # (sums in another order carry rounding errors relative to their terms, and core ATen
@@ -184,13 +184,14 @@ def _dynamic_case(name):
         lo, hi = MANIFEST[name]["batch_range"]
         for ir in MANIFEST[name]["ir"]:
             m = brisk.load(zoo(name + IR_SUFFIX[ir]))
-            (x,), _ = inputs(name)
+            (x, *rest), kwargs = inputs(name)  # the batch is dim 0 of the first input
             # One past the range's maximum: the program's range constraint forbids it
             # (export_pt2.py checked that ep.module() rejects it).
             big = torch.randn(hi + 1, *x.shape[1:])
-            assert_brisk_error(self, lambda: m(big), f"{name}/{ir}/batch {hi + 1}")
-            out = m(x)
-            self.assertEqual(out.shape[0], x.shape[0], f"{name}/{ir}: usable after the error")
+            assert_brisk_error(self, lambda: m(big, *rest, **kwargs), f"{name}/{ir}/batch {hi + 1}")
+            out = m(x, *rest, **kwargs)
+            first = out[0] if isinstance(out, tuple) else out
+            self.assertEqual(first.shape[0], x.shape[0], f"{name}/{ir}: usable after the error")
             self.assertGreaterEqual(x.shape[0], lo)
     return test
 

@@ -5,12 +5,14 @@ Usage: /opt/brisk/venv/bin/python3 export_pt2.py --out DIR [--only NAME ...] [--
                                                  [--declared FILE ...]
 
 For every program of models_pt2.PT2_MODELS (the zoo models, from the same nn.Module
-instances and seeds as <name>.pt, plus mlp.dyn, resnet18.dyn, cond_model, pytree_io):
+instances and seeds as <name>.pt, plus mlp.dyn, resnet18.dyn, cond_model, while_model,
+pytree_io):
   <name>.pt2                      torch.export.export program (TRAINING IR), archive program "model"
   <name>.core.pt2                 ep.run_decompositions() (core ATen IR)
   <name>.pt2.expected.pt          ep.module() output on the inputs
   <name>.pt2.inputs2.expected.pt  ep.module() output on inputs2, where the program accepts them
   <name>.inputs.pt, .inputs2.pt   extra programs only (the zoo models' files come from export.py)
+  <name>.pt                       an extra program's TorchScript twin, where it has one (while_model)
 and pt2_manifest.json: per program exported / reason / IRs / node counts / whether inputs2
 are accepted (see README.md, "PT2 programs").
 
@@ -18,8 +20,8 @@ Checked here: ep.module() matches the eager module on each input set it accepts;
 archives, reloaded with load_pt2, reproduce the saved references; ep.module() rejects
 inputs2 exactly when the manifest says so (static shapes or specialised ints); dynamic
 programs accept their range's ends and reject one past the maximum; cond_model's two input
-sets take different branches. With --declared (the genrule's $(OUTS)), the files written
-must be exactly the declared ones.
+sets take different branches, while_model's run different trip counts. With --declared
+(the genrule's $(OUTS)), the files written must be exactly the declared ones.
 """
 
 import argparse
@@ -138,19 +140,35 @@ def _save(obj, path, written):
     written.append(os.path.basename(path))
 
 
+def _input_dim_symbols(ep):
+    """The symbols of the user inputs' dims: the dynamic batch. range_constraints also
+    holds unbacked symbols (u0, which while_loop introduces), which no input size has."""
+    user = {s.arg.name for s in ep.graph_signature.input_specs
+            if s.kind == torch.export.graph_signature.InputKind.USER_INPUT}
+    symbols = set()
+    for node in ep.graph.nodes:
+        if node.op == "placeholder" and node.name in user and isinstance(node.meta.get("val"), torch.Tensor):
+            for d in node.meta["val"].shape:
+                if isinstance(d, torch.SymInt):
+                    symbols |= d.node.expr.free_symbols
+    return symbols
+
+
 def _check_dynamic(name, ep, spec, entry):
-    """The range of the dynamic batch dim, from the program; ep.module() must take both
-    ends and reject max + 1 (what the test expects from brisk too)."""
-    ranges = [(int(r.lower), int(r.upper)) for r in ep.range_constraints.values()]
+    """The range of the dynamic batch dim (dim 0 of the first input), from the program;
+    ep.module() must take both ends and reject max + 1 (what the test expects from brisk
+    too)."""
+    dims = _input_dim_symbols(ep)
+    ranges = [(int(r.lower), int(r.upper)) for s, r in ep.range_constraints.items() if s in dims]
     if len(ranges) != 1:
         raise AssertionError(f"{name}: expected one dynamic dim, got {ep.range_constraints}")
     lo, hi = ranges[0]
-    (x,), _ = spec.inputs
+    (x, *rest), kwargs = spec.inputs
     mod = ep.module()
     for b in (lo, hi):
-        _run(mod, ([torch.randn(b, *x.shape[1:])], {}))
+        _run(mod, ([torch.randn(b, *x.shape[1:]), *rest], kwargs))
     try:
-        _run(mod, ([torch.randn(hi + 1, *x.shape[1:])], {}))
+        _run(mod, ([torch.randn(hi + 1, *x.shape[1:]), *rest], kwargs))
     except Exception:  # the guard's error type is torch's business; any rejection will do
         pass
     else:
@@ -201,6 +219,18 @@ def export_one(name, out_dir, verbose=False):
     if name == "cond_model":
         if models_pt2.cond_branch(spec.module, spec.inputs) == models_pt2.cond_branch(spec.module, spec.inputs2):
             raise AssertionError("cond_model: inputs and inputs2 take the same branch")
+    if spec.twin is not None:
+        # The TorchScript twin (same parameters): saved as <name>.pt and recorded as the
+        # program's `torchscript`, after it matches the module on both input sets.
+        twin_path = os.path.join(out_dir, name + ".pt")
+        torch.jit.save(torch.jit.script(spec.twin), twin_path)
+        written.append(os.path.basename(twin_path))
+        twin = torch.jit.load(twin_path).eval()
+        for tag, inputs in (("inputs", spec.inputs), ("inputs2", spec.inputs2)):
+            export._assert_close(_run(spec.module, inputs), _run(twin, inputs), f"{name}/{tag}/twin")
+        entry["torchscript"] = name + ".pt"
+    if name == "while_model" and models_pt2.trip_count(spec.inputs) == models_pt2.trip_count(spec.inputs2):
+        raise AssertionError("while_model: inputs and inputs2 run the same number of trips")
 
     refs = {}
     mod = ep.module()

@@ -9,6 +9,7 @@ so the TorchScript archives stay byte-for-byte the same.
 Plus extra programs that exercise what only PT2 has:
   mlp.dyn / resnet18.dyn -- dynamic batch (Dim("batch", min=1, max=64))
   cond_model              -- torch.cond with parameters in both branches
+  while_model             -- torch while_loop (a trip count from an input), dynamic batch
   pytree_io               -- dict/tuple/list inputs and kwargs, dict/tuple/list/None outputs
 
 Each spec is a `Pt2Spec`; see README.md ("PT2 programs") for the files written.
@@ -20,6 +21,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch._higher_order_ops.while_loop import while_loop
 from torch.export import Dim
 
 import models
@@ -35,10 +37,13 @@ import models
 # example     -- (args, kwargs) export traces with, when it must differ from `inputs`
 # original    -- for a PT2-only rewrite: the unmodified module, which export_pt2.py tries
 #                first (and records why it fails) before exporting `module`
+# twin        -- for an extra program: a TorchScript-able module computing the same with
+#                the same parameters, which export_pt2.py scripts into <name>.pt (the
+#                program's `torchscript`), so brisk's TorchScript path is its reference too
 Pt2Spec = collections.namedtuple(
     "Pt2Spec", ["module", "inputs", "inputs2", "dynamic", "torchscript", "note", "own_inputs",
-                "example", "original"],
-    defaults=[None, None])
+                "example", "original", "twin"],
+    defaults=[None, None, None])
 
 
 def _zoo(name: str, note: str) -> Pt2Spec:
@@ -157,6 +162,70 @@ def cond_branch(m: CondModel, inputs) -> bool:
         return bool(m.pre(x).sum() > 0)
 
 
+# --------------------------------------------------------------------------- while_loop
+
+class WhileModel(nn.Module):
+    """forward(x [B, 16], n: int64 0-d tensor) -> (h [B, 16], i: int64 0-d tensor)
+
+    A recurrent refinement as a while_loop: carried (i, h), i a 0-d int64 counter and h
+    starting at inp(x); while i < n: h = tanh(fc(h)) + x, i += 1. The trip count is
+    data (n), the batch dynamic; fc's parameters and x are the loop's additional inputs.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.inp = nn.Linear(16, 16)
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor):
+        def cond(i, h):
+            return i < n
+
+        def body(i, h):
+            return i + 1, torch.tanh(self.fc(h)) + x
+
+        i, h = while_loop(cond, body, (torch.zeros((), dtype=torch.int64), self.inp(x)))
+        return h, i
+
+
+class WhileModelScript(nn.Module):
+    """WhileModel as TorchScript writes it (a Python while, prim::Loop), sharing its
+    submodules: while_model.pt, the PT2 program's twin."""
+
+    def __init__(self, base: WhileModel):
+        super().__init__()
+        self.inp = base.inp
+        self.fc = base.fc
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        i = torch.zeros((), dtype=torch.int64)
+        h = self.inp(x)
+        while bool(i < n):
+            h = torch.tanh(self.fc(h)) + x
+            i = i + 1
+        return h, i
+
+
+def _while_model() -> Pt2Spec:
+    torch.manual_seed(23)
+    m = WhileModel().eval()
+    g = torch.Generator().manual_seed(123)
+    # Exported at batch 3 and 5 trips; inputs batch 4 and 6 trips, inputs2 batch 2 and 11
+    # trips (export_pt2.py checks the two sets' trip counts differ).
+    ex, i1, i2 = [models._inp(torch.randn(b, 16, generator=g), torch.tensor(n))
+                  for b, n in ((3, 5), (4, 6), (2, 11))]
+    return Pt2Spec(m, i1, i2, {"x": {0: Dim("batch", min=1, max=64)}, "n": None}, None,
+                   "torch while_loop, trip count from input n, dynamic batch (1..64); inputs batch 4 "
+                   "and 6 trips, inputs2 batch 2 and 11 trips; twin while_model.pt: the same loop "
+                   "in TorchScript", True, example=ex, twin=WhileModelScript(m).eval())
+
+
+def trip_count(inputs) -> int:
+    """The number of trips WhileModel runs on `inputs`."""
+    (_, n), _ = inputs
+    return int(n)
+
+
 # --------------------------------------------------------------------------- pytree I/O
 
 class PytreeIO(nn.Module):
@@ -226,6 +295,7 @@ PT2_MODELS = collections.OrderedDict([
     ("mlp.dyn", _mlp_dyn),
     ("resnet18.dyn", _resnet18_dyn),
     ("cond_model", _cond_model),
+    ("while_model", _while_model),
     ("pytree_io", _pytree_io),
 ])
 

@@ -1,8 +1,9 @@
 #pragma once
-// The PT2 graph builder's state, shared by its three files: graph_builder.cc (the
+// The PT2 graph builder's state, shared by its files: graph_builder.cc (the
 // program: devices, output specs, outputs), builder_inputs.cc (the forward's inputs:
-// pytree flattening, size and constant checks) and builder_nodes.cc (nodes: operators,
-// torch.cond, load-time folding). Internal to the PT2 frontend.
+// pytree flattening, size and constant checks), builder_nodes.cc (nodes: operators,
+// torch.cond, load-time folding) and builder_loop.cc (while_loop). Internal to the PT2
+// frontend.
 #include <ATen/core/Tensor.h>
 #include <ATen/core/function_schema.h>
 
@@ -19,8 +20,9 @@
 
 namespace brisk::pt2 {
 
-// "torch.ops.aten.add.Tensor" -> {"aten::add", "Tensor"}; "_operator.mul" -> {"aten::mul", "int"}.
-c10::OperatorName operatorFor(const std::string& target);
+// "torch.ops.aten.add.Tensor" -> {"aten::add", "Tensor"}; "_operator.mul" on SymInts ->
+// {"aten::mul", "int"} (the overload follows the node's argument kinds, `inputs`).
+c10::OperatorName operatorFor(const std::string& target, const Json& inputs);
 // The dispatcher's schema when the dispatcher has the op; else the JIT registry's.
 const c10::FunctionSchema* schemaFor(const c10::OperatorName& name);
 
@@ -57,6 +59,31 @@ class Builder {
   // inputs are bound to the operands' values and its outputs become block returns.
   void convertCond(const Json& node);
   void buildBranch(const Json& sub, const std::vector<Value*>& operands, Block* block, size_t num_outputs);
+
+  // torch.ops.higher_order.while_loop(cond_graph, body_graph, carried, additional) ->
+  // prim::Loop whose body runs body_graph then a copy of cond_graph (builder_loop.cc).
+  void convertWhileLoop(const Json& node);
+  // A while_loop's cond_graph must return one one-element bool tensor and its
+  // body_graph one value per carried input, each of the carried input's dtype and rank.
+  static void checkLoopGraphs(const Json& cond, const Json& body, size_t carried);
+
+  // Converts the nodes of subgraph `sub` (a torch.cond branch, a while_loop cond or
+  // body) into `block` with its inputs bound to `inputs`, in a scope of its own (its
+  // names may repeat the enclosing graph's); returns the values of its outputs.
+  std::vector<Value*> inlineSubgraph(const Json& sub, const std::vector<Value*>& inputs, Block* block,
+                                     const std::string& what);
+  // A one-element bool tensor (what torch.cond and while_loop's cond_fn give) as a
+  // bool, by aten::Bool appended to `block`; a bool is returned as it is.
+  Value* toBool(Value* pred, Block* block);
+  // An `as_tensors` argument (a HOP's operands) -> its values.
+  std::vector<Value*> tensorList(const Json& arg, const std::string& what);
+
+  // A number known only at run time (a SymInt) passed where the schema wants a Tensor:
+  // the op's Scalar overload, which takes it as the number eager would have wrapped;
+  // null when no argument needs it. Throws when the op has no such overload.
+  static const c10::FunctionSchema* scalarOverloadFor(const c10::OperatorName& name,
+                                                      const c10::FunctionSchema& schema,
+                                                      const std::vector<Value*>& inputs);
 
   // A node whose every input is a load-time constant becomes constants (folding.h).
   bool foldConstants(const c10::OperatorName& name, const c10::FunctionSchema& schema,

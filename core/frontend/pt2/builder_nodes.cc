@@ -1,5 +1,7 @@
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "core/common/error.h"
 #include "core/frontend/pt2/builder.h"
 #include "core/frontend/pt2/folding.h"
@@ -12,20 +14,27 @@ void Builder::convertNode(const Json& node) {
   std::string op = target;
   try {
     if (target == "torch.ops.higher_order.cond") return convertCond(node);
+    if (target == "torch.ops.higher_order.while_loop") return convertWhileLoop(node);
     if (auto conv = folded_into_conv_.find(name); conv != folded_into_conv_.end()) {
       env_[stringAt(at(arrayAt(node, "outputs", "node").at(0), "as_tensor", "node"), "name", "node")] =
           env_.at(conv->second);
       return;
     }
-    const c10::OperatorName opname = operatorFor(target);
+    c10::OperatorName opname = operatorFor(target, arrayAt(node, "inputs", "node"));
     op = c10::toString(opname);
     const c10::FunctionSchema* schema = schemaFor(opname);
     if (!schema) throw Error("unknown operator " + op + " (not in this libtorch's dispatcher or JIT registry)");
     NodeSpec spec;
+    spec.inputs = args_.bind(arrayAt(node, "inputs", "node"), *schema);
+    if (const c10::FunctionSchema* scalar = scalarOverloadFor(opname, *schema, spec.inputs)) {
+      opname.overload_name = "Scalar";
+      op = c10::toString(opname);
+      schema = scalar;
+      spec.inputs = args_.bind(arrayAt(node, "inputs", "node"), *schema);
+    }
     spec.kind = opname.name;
     spec.overload = opname.overload_name;
     spec.schema = schema;
-    spec.inputs = args_.bind(arrayAt(node, "inputs", "node"), *schema);
     checkMutations(*schema, spec.inputs);
     const Json& outs = arrayAt(node, "outputs", "node");
     if (foldConstants(opname, *schema, spec.inputs, outs)) return;
@@ -42,6 +51,39 @@ void Builder::convertNode(const Json& node) {
   }
 }
 
+// A SymInt / SymFloat (a number known only at run time, such as a dim of a dynamic
+// tensor) where the schema wants a Tensor: `x * x.shape[0]` is mul.Tensor(x, sym).
+// Eager wraps the number into a 0-dim "wrapped number" tensor, which takes part in
+// type promotion as a Python scalar; the op's Scalar overload (mul.Scalar: the same
+// arguments, the number as a Scalar) computes the same without a tensor per run.
+const c10::FunctionSchema* Builder::scalarOverloadFor(const c10::OperatorName& name,
+                                                      const c10::FunctionSchema& schema,
+                                                      const std::vector<Value*>& inputs) {
+  auto isNumber = [](const Value* v) {
+    const c10::TypeKind k = v->type()->kind();
+    return !v->isConstant() &&
+           (k == c10::TypeKind::IntType || k == c10::TypeKind::FloatType || k == c10::TypeKind::BoolType);
+  };
+  size_t numbers = 0;
+  for (size_t i = 0; i < schema.arguments().size() && i < inputs.size(); ++i) {
+    if (schema.arguments()[i].type()->kind() != c10::TypeKind::TensorType || !isNumber(inputs[i])) continue;
+    if (i == 0)
+      throw Error("argument '" + schema.arguments()[i].name() + "' is a number known only at run time, and " +
+                  c10::toString(name) + " has no overload that takes it as a Scalar");
+    ++numbers;
+  }
+  if (numbers == 0 || name.overload_name == "Scalar") return nullptr;
+  const c10::FunctionSchema* scalar = schemaFor(c10::OperatorName(name.name, "Scalar"));
+  auto sameName = [](const c10::Argument& a, const c10::Argument& b) { return a.name() == b.name(); };
+  const bool same_names = scalar && scalar->arguments().size() == schema.arguments().size() &&
+                          std::equal(schema.arguments().begin(), schema.arguments().end(),
+                                     scalar->arguments().begin(), sameName);
+  if (!same_names)
+    throw Error("a number known only at run time is passed as a tensor, and " + c10::toString(name) +
+                " has no Scalar overload with the same arguments");
+  return scalar;
+}
+
 // torch.cond(pred, true_fn, false_fn, operands) -> prim::If with one block per
 // branch. Each branch is a subgraph with its own names, whose inputs are the operands
 // (lifted weights among them); brisk's blocks read outer values directly, so its
@@ -49,20 +91,8 @@ void Builder::convertNode(const Json& node) {
 void Builder::convertCond(const Json& node) {
   const Json& ins = arrayAt(node, "inputs", "cond");
   if (ins.size() != 4) throw Error("torch.cond node has " + std::to_string(ins.size()) + " inputs, expected 4");
-  Value* pred = args_.value(at(ins[0], "arg", "cond pred"), nullptr);
-  if (pred->type()->kind() == c10::TypeKind::TensorType) {
-    NodeSpec to_bool;  // a one-element bool tensor, as torch.cond accepts
-    to_bool.kind = "aten::Bool";
-    to_bool.overload = "Tensor";
-    to_bool.schema = schemaFor(c10::OperatorName("aten::Bool", "Tensor"));
-    to_bool.inputs = {pred};
-    to_bool.outputs.emplace_back(c10::BoolType::get(), "");
-    pred = block_->appendNode(std::move(to_bool))->output(0);
-  }
-  std::vector<Value*> operands;
-  const Json& op_arg = at(ins[3], "arg", "cond operands");
-  if (unionKind(op_arg, "cond operands") != "as_tensors") throw Error("torch.cond operands are not a tensor list");
-  for (const Json& t : op_arg.begin().value()) operands.push_back(args_.value(Json{{"as_tensor", t}}, nullptr));
+  Value* pred = toBool(args_.value(at(ins[0], "arg", "cond pred"), nullptr), block_);
+  std::vector<Value*> operands = tensorList(at(ins[3], "arg", "cond operands"), "torch.cond operands");
   const Json& outs = arrayAt(node, "outputs", "cond");
   NodeSpec branch;
   branch.kind = "prim::If";
@@ -77,25 +107,51 @@ void Builder::convertCond(const Json& node) {
 }
 
 void Builder::buildBranch(const Json& sub, const std::vector<Value*>& operands, Block* block, size_t num_outputs) {
-  const auto outer_env = env_;
-  Block* outer_block = block_;
-  block_ = block;
-  args_.setBlock(block);
-  const Json& params = arrayAt(sub, "inputs", "cond branch");
-  if (params.size() != operands.size())
-    throw Error("a torch.cond branch takes " + std::to_string(params.size()) + " inputs, given " +
-                std::to_string(operands.size()) + " operands");
-  for (size_t i = 0; i < params.size(); ++i)
-    env_[stringAt(objectAt(params[i], "as_tensor", "cond branch input"), "name", "cond branch input")] = operands[i];
-  for (const Json& inner : arrayAt(sub, "nodes", "cond branch")) convertNode(inner);
-  const Json& results = arrayAt(sub, "outputs", "cond branch");
+  const std::vector<Value*> results = inlineSubgraph(sub, operands, block, "a torch.cond branch");
   if (results.size() != num_outputs)
     throw Error("a torch.cond branch returns " + std::to_string(results.size()) + " values, the node has " +
                 std::to_string(num_outputs));
-  for (const Json& r : results) block->addReturn(args_.value(r, nullptr));
+  for (Value* r : results) block->addReturn(r);
+}
+
+std::vector<Value*> Builder::inlineSubgraph(const Json& sub, const std::vector<Value*>& inputs, Block* block,
+                                            const std::string& what) {
+  const auto outer_env = env_;
+  Block* outer_block = block_;
+  block_ = block;
+  args_.setBlock(block == g_->top() ? nullptr : block);
+  const Json& params = arrayAt(sub, "inputs", what);
+  if (params.size() != inputs.size())
+    throw Error(what + " takes " + std::to_string(params.size()) + " inputs, given " + std::to_string(inputs.size()));
+  for (size_t i = 0; i < params.size(); ++i)
+    env_[stringAt(objectAt(params[i], "as_tensor", what + " input"), "name", what + " input")] = inputs[i];
+  for (const Json& inner : arrayAt(sub, "nodes", what)) convertNode(inner);
+  std::vector<Value*> results;
+  for (const Json& r : arrayAt(sub, "outputs", what)) results.push_back(args_.value(r, nullptr));
   env_ = outer_env;
   block_ = outer_block;
   args_.setBlock(outer_block == g_->top() ? nullptr : outer_block);
+  return results;
+}
+
+Value* Builder::toBool(Value* pred, Block* block) {
+  if (pred->type()->kind() != c10::TypeKind::TensorType) return pred;
+  NodeSpec to_bool;
+  to_bool.kind = "aten::Bool";
+  to_bool.overload = "Tensor";
+  to_bool.schema = schemaFor(c10::OperatorName("aten::Bool", "Tensor"));
+  to_bool.inputs = {pred};
+  to_bool.outputs.emplace_back(c10::BoolType::get(), "");
+  return block->appendNode(std::move(to_bool))->output(0);
+}
+
+std::vector<Value*> Builder::tensorList(const Json& arg, const std::string& what) {
+  if (unionKind(arg, what) != "as_tensors") throw Error(what + " are not a tensor list");
+  const Json& items = arg.begin().value();
+  if (!items.is_array()) throw Error(what + " are not a list");
+  std::vector<Value*> values;
+  for (const Json& t : items) values.push_back(args_.value(Json{{"as_tensor", t}}, nullptr));
+  return values;
 }
 
 // A node whose every input is a load-time constant becomes constants (folding.h).

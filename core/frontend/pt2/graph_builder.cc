@@ -11,7 +11,6 @@
 namespace brisk::pt2 {
 namespace {
 
-
 // Python's operator module functions on SymInts, as the JIT's scalar ops of the same
 // meaning (their arguments are named `a` and `b` too).
 const char* scalarOpFor(const std::string& fn) {
@@ -19,23 +18,43 @@ const char* scalarOpFor(const std::string& fn) {
       {"add", "aten::add"}, {"sub", "aten::sub"},         {"mul", "aten::mul"}, {"floordiv", "aten::floordiv"},
       {"mod", "aten::remainder"}, {"neg", "aten::neg"}, {"eq", "aten::eq"}, {"ne", "aten::ne"},
       {"lt", "aten::lt"},   {"le", "aten::le"},           {"gt", "aten::gt"},   {"ge", "aten::ge"},
+      {"truediv", "aten::div"},
   };
   auto it = kOps.find(fn);
   return it == kOps.end() ? nullptr : it->second;
 }
 
+// The JIT overload of a Python scalar op for its arguments' kinds: int, float, or the
+// mixed forms (mul.int_float) the JIT registers. SymFloats come from shapes used in
+// float arithmetic (`h.shape[0] * 0.01` is sym_float then mul).
+std::string scalarOverload(const Json& inputs) {
+  std::string overload;
+  for (const Json& na : inputs) {
+    const std::string& kind = unionKind(at(na, "arg", "a scalar op input"), "a scalar op input");
+    const bool is_float = kind == "as_float" || kind == "as_sym_float";
+    if (!is_float && kind != "as_int" && kind != "as_sym_int")
+      throw Error("a Python scalar op with an argument of kind '" + kind + "' is not supported");
+    overload += std::string(overload.empty() ? "" : "_") + (is_float ? "float" : "int");
+  }
+  if (overload == "int_int" || overload == "float_float") return overload.substr(0, overload.find('_'));
+  return overload;
+}
+
 }  // namespace
 
-// "torch.ops.aten.add.Tensor" -> {"aten::add", "Tensor"}; "_operator.mul" -> {"aten::mul", "int"}.
-c10::OperatorName operatorFor(const std::string& target) {
+// "torch.ops.aten.add.Tensor" -> {"aten::add", "Tensor"}; "_operator.mul" on SymInts ->
+// {"aten::mul", "int"} (on a SymFloat and an int: "float_int"); "torch.sym_float" ->
+// {"aten::Float", "int"}.
+c10::OperatorName operatorFor(const std::string& target, const Json& inputs) {
   static const std::string kOps = "torch.ops.", kOperator = "_operator.";
   if (target.rfind("torch.ops.higher_order.", 0) == 0)
-    throw Error("higher-order op '" + target + "' is not supported (torch.cond is; while_loop and others are not)");
+    throw Error("higher-order op '" + target + "' is not supported (torch.cond and while_loop are)");
   if (target.rfind(kOperator, 0) == 0) {
     const char* op = scalarOpFor(target.substr(kOperator.size()));
     if (!op) throw Error("Python operator '" + target + "' is not supported");
-    return c10::OperatorName(op, "int");
+    return c10::OperatorName(op, scalarOverload(inputs));
   }
+  if (target == "torch.sym_float") return c10::OperatorName("aten::Float", scalarOverload(inputs));
   if (target.rfind(kOps, 0) != 0) throw Error("call target '" + target + "' is not supported");
   std::string s = target.substr(kOps.size());
   const size_t d1 = s.find('.'), d2 = s.rfind('.');

@@ -31,7 +31,7 @@ struct BuiltProgram {
 };
 
 // Throws brisk::Error (without the model; node and op where known) for whatever
-// brisk cannot run: higher-order ops, mutated buffers, unknown operators, CUDA
+// brisk cannot run: higher-order ops other than cond and while_loop, mutated buffers, unknown operators, CUDA
 // programs, malformed JSON. fold_batch_norm: Options::optimize_numerics (folding.h).
 BuiltProgram buildGraph(const Json& program, const std::unordered_map<std::string, at::Tensor>& state,
                         const std::string& graph_name, bool fold_batch_norm);
