@@ -86,8 +86,7 @@ void printPasses(const std::vector<PassResult>& passes) {
     if (p.skipped) off += (off.empty() ? "" : ", ") + p.name;
     else std::cout << " " << p.name << "=" << p.changed;
   }
-  std::cout << (off.empty() ? "" : " (off: " + off + ")") << "
-";
+  std::cout << (off.empty() ? "" : " (off: " + off + ")") << "\n";
 }
 
 }  // namespace
