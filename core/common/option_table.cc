@@ -32,9 +32,10 @@ std::vector<OptionSpec> makeTable() {
        .help = "freeze's conv-bn and similar folds"},
       {.name = "disabled_passes", .field = &O::disabled_passes, .flag = "disable-pass", .metavar = "NAME",
        .help = "a load-time graph pass not to run (eliminate_dead_code, fold_constants, eliminate_dead_code_late, "
-               "inplace_reuse, or a plugin's PLUGIN.NAME; `brisk inspect` lists them); repeatable",
+               "own_constant_outputs, inplace_reuse, or a plugin's PLUGIN.NAME; `brisk inspect` lists them); repeatable",
        .details = "load-time graph passes not to run, by name: core's `eliminate_dead_code`, `fold_constants`, "
-                  "`eliminate_dead_code_late`, `inplace_reuse`, or a plugin's `PLUGIN.NAME` (`brisk inspect` lists the passes and what each "
+                  "`eliminate_dead_code_late`, `own_constant_outputs`, `inplace_reuse`, or a plugin's `PLUGIN.NAME` "
+                  "(`brisk inspect` lists the passes and what each "
                   "changed); an unknown name is an error at load",
        .default_note = "none"},
       {.name = "use_out_variants", .field = &O::use_out_variants, .flag = "no-out-variants",

@@ -104,6 +104,9 @@ void addBuiltinPasses(PassRegistry& registry) {
   registry.add(GraphPass{"eliminate_dead_code_late", kPassOrderCleanUp, "core",
                          "eliminate_dead_code again, after folds and plugin rewrites",
                          [](Graph& g, const PassContext&) { return eliminateDeadCode(g); }});
+  registry.add(GraphPass{"own_constant_outputs", kPassOrderOutputs, "core",
+                         "clones model outputs that may be one of the Module's constant tensors",
+                         [](Graph& g, const PassContext&) { return ownConstantOutputs(g); }});
   registry.add(GraphPass{"inplace_reuse", kPassOrderAnnotate, "core",
                          "lets elementwise kernels write into an input nothing else reads (Options::inplace_reuse)",
                          [](Graph& g, const PassContext& ctx) -> size_t {

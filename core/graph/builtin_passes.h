@@ -7,6 +7,9 @@
 //       folded_nodes with the frontends' own folds;
 //   eliminate_dead_code_late (kPassOrderCleanUp): the same after the folds and
 //       any plugin rewrites;
+//   own_constant_outputs (kPassOrderOutputs): a model output that may be one of the
+//       Module's constants (a loop that ran zero times, an If branch, a returned weight)
+//       is cloned, so no caller can write into the Module's tensors;
 //   inplace_reuse (kPassOrderAnnotate): inplace_reuse.h; also off with
 //       Options::inplace_reuse = false.
 #include <cstddef>
@@ -21,5 +24,6 @@ void addBuiltinPasses(PassRegistry& registry);
 // The passes' bodies, for tests. Each returns how many nodes it changed.
 size_t eliminateDeadCode(Graph& graph);
 size_t foldConstants(Graph& graph);
+size_t ownConstantOutputs(Graph& graph);  // constant_outputs.cc
 
 }  // namespace brisk

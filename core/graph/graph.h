@@ -87,6 +87,8 @@ class Node {
 
   Block* addBlock();
   void setSubgraph(std::unique_ptr<Graph> g);
+  // Rewriting (graph passes): this node reads `v` as its input `i`.
+  void replaceInput(size_t i, Value* v) { inputs_.at(i) = v; }
   // One-line text: "%3 : Tensor = aten::relu(%x.1)".
   std::string str() const;
   // "#7 aten::relu (%3)": compact description used in error messages.
@@ -136,6 +138,7 @@ class Block {
   // A new node placed just before `before` (a node of this block), so it may read what
   // `before` reads and `before` may read its outputs.
   Node* insertNodeBefore(Node* before, NodeSpec spec);
+  void replaceReturn(size_t i, Value* v) { returns_.at(i) = v; }
   // Takes `n` out of this block. Nothing may read its outputs any more (throws
   // brisk::Error otherwise); they keep their ids, so slots stay dense.
   void eraseNode(Node* n);

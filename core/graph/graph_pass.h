@@ -35,6 +35,7 @@ enum PassOrder : int {
   kPassOrderFold = 200,      // constant folding
   kPassOrderFuse = 500,      // pattern rewrites (plugins usually go here)
   kPassOrderCleanUp = 800,   // dead code again, after the rewrites
+  kPassOrderOutputs = 850,   // what the caller receives (no constant handed out)
   kPassOrderAnnotate = 900,  // marks kernels read (in-place reuse)
 };
 

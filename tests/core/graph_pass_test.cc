@@ -153,6 +153,40 @@ TEST(BuiltinPasses, FoldConstantsMatchesEager) {
   EXPECT_TRUE(at::allclose(m->run({in}).toTensor(), at::mm(in, w.t())));
 }
 
+// A model returning a weight directly and inside a tuple: the caller gets copies, so
+// writing into them changes nothing for later runs.
+TEST(BuiltinPasses, OutputsNeverHandOutConstants) {
+  const at::Tensor w = at::arange(4, at::kFloat);
+  auto g = std::make_shared<Graph>("consts");
+  Value* x = g->top()->addParam(c10::TensorType::get(), "x");
+  Value* wc = g->addConstant(w, c10::TensorType::create(w));
+  Node* tuple = g->top()->appendNode({"prim::TupleConstruct", "", nullptr, {x, wc},
+                                      {{c10::TupleType::create({c10::TensorType::get(), c10::TensorType::get()}), "t"}}});
+  g->top()->addReturn(wc);
+  g->top()->addReturn(tuple->output(0));
+  g->finalize();
+  Registries registries;
+  Options o;
+  o.plugins = {};
+  std::vector<PassResult> results = registries.passes.run(*g, PassContext{"consts", o});
+  g->finalize();
+  auto own = std::find_if(results.begin(), results.end(), [](const PassResult& r) { return r.name == "own_constant_outputs"; });
+  ASSERT_NE(own, results.end());
+  EXPECT_EQ(own->changed, 2u);
+  EXPECT_TRUE(verifyGraph(*g).empty()) << g->str();
+  Signature sig("consts", {Argument{"x", c10::TensorType::get(), std::nullopt}});
+  auto m = Module::fromGraph(g, std::move(sig), o, &registries);
+  for (int run = 0; run < 3; ++run) {
+    c10::IValue out = m->run({at::zeros({2})});
+    const auto& outs = out.toTupleRef().elements();
+    ASSERT_TRUE(at::equal(outs[0].toTensor(), w)) << "run " << run;
+    ASSERT_TRUE(at::equal(outs[1].toTupleRef().elements()[1].toTensor(), w)) << "run " << run;
+    outs[0].toTensor().add_(100);
+    outs[1].toTupleRef().elements()[1].toTensor().add_(100);
+  }
+  EXPECT_TRUE(at::equal(wc->constant().toTensor(), w));
+}
+
 const char* kDoubleNeg = R"IR(
 graph(%x : Tensor):
   %a : Tensor = aten::neg(%x)
@@ -169,7 +203,8 @@ TEST(PluginPass, RunsInOrderAndCanBeDisabled) {
   EXPECT_EQ(countKind(m->graph(), "aten::neg"), 0u) << m->graph().str();
   std::string seen;
   for (const PassResult& r : m->passReport()) seen += r.name + "=" + std::to_string(r.changed) + " ";
-  EXPECT_NE(seen.find("fold_constants=0 test_plugin.drop_double_neg=1 eliminate_dead_code_late=2"),
+  EXPECT_NE(seen.find("fold_constants=0 test_plugin.drop_double_neg=1 eliminate_dead_code_late=2 "
+                      "own_constant_outputs=0"),
             std::string::npos)
       << seen;
   const at::Tensor x = at::randn({5});
