@@ -31,7 +31,10 @@ const std::unordered_set<std::string_view>& freshProducers() {
       "aten::cat",          "aten::mean",        "aten::sum",
       "aten::embedding",    "aten::neg",         "aten::exp",
       "aten::log",          "aten::sqrt",        "aten::rsqrt",
-      "aten::abs"};
+      "aten::abs",
+      // core ATen IR (run_decompositions) spellings
+      "aten::_softmax",     "aten::_log_softmax", "aten::flip",
+      "aten::clone"};
   return kinds;
 }
 
@@ -44,6 +47,19 @@ const std::unordered_map<std::string_view, std::vector<int>>& reusers() {
       {"aten::gelu", {0}},          {"aten::add.Tensor", {0, 1}}, {"aten::sub.Tensor", {0, 1}},
       {"aten::mul.Tensor", {0, 1}}, {"aten::div.Tensor", {0, 1}}};
   return keys;
+}
+
+// Eval-mode dropout (train a constant false) returns its input itself in ATen
+// (`_dropout`: `if (!train) return input`), though its schema does not say so. Marking
+// input 0 as reusable lets its kernel hand the input on as ATen does instead of
+// copying: escape analysis and the memory planner then treat the input like the
+// output's view source (its lifetime covers the output's readers). Nothing can write
+// through the alias: an in-place writer needs a fresh, single-use input, and dropout
+// is no fresh producer (its input's use count includes dropout's own read).
+bool isEvalDropout(const Node& n) {
+  if (n.key() != "aten::dropout" || n.inputs().size() != 3 || n.outputs().size() != 1) return false;
+  const Value* train = n.input(2);
+  return train->isConstant() && train->constant().isBool() && !train->constant().toBool();
 }
 
 // A plain functional schema: no argument or result may alias anything.
@@ -82,6 +98,10 @@ int markNode(Node& n, const std::vector<uint32_t>& uses) {
   for (const auto& sub : n.blocks()) marked += markBlock(*sub, uses);
   if (n.subgraph()) marked += markInPlaceReuse(*n.subgraph());
   n.setReusableInput(-1);
+  if (isEvalDropout(n)) {
+    n.setReusableInput(0);
+    return marked + 1;
+  }
   auto it = reusers().find(n.key());
   if (it == reusers().end() || !isFunctional(n.schema()) || n.outputs().size() != 1) return marked;
   for (int i : it->second) {

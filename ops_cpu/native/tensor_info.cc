@@ -21,6 +21,10 @@ void registerTensorInfoKernels(PluginRegistrar& r) {
   reg(r, "aten::size", [](KernelContext& ctx) { ctx.output(0) = c10::IValue(ctx.tensor(0).sizes()); });
   reg(r, "aten::size.int",
       [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).size(ctx.input(1).toInt()); });
+  // sym_size.int(Tensor self, int dim) -> SymInt: a PT2 program's dynamic size; brisk runs
+  // concrete sizes, so it is size.int.
+  reg(r, "aten::sym_size.int",
+      [](KernelContext& ctx) { ctx.output(0) = ctx.tensor(0).size(ctx.input(1).toInt()); });
   reg(r, "aten::dim", [](KernelContext& ctx) { ctx.output(0) = static_cast<int64_t>(ctx.tensor(0).dim()); });
   reg(r, "aten::numel", [](KernelContext& ctx) { ctx.output(0) = static_cast<int64_t>(ctx.tensor(0).numel()); });
   reg(r, "aten::len.Tensor", [](KernelContext& ctx) {

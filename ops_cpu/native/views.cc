@@ -307,6 +307,9 @@ void registerViewKernels(PluginRegistrar& r) {
   r.native("aten::split.Tensor", makeSplitInt);
   r.native("aten::split.sizes", makeSplitSizes);
   r.native("aten::split", makeSplitSizes);
+  // split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
+  // (core ATen IR's split / chunk / LSTM gate split): split.sizes' arguments.
+  r.native("aten::split_with_sizes", makeSplitSizes);
   r.native("aten::unbind.int", makeUnbind);
   r.native("aten::unflatten.int", makeUnflatten);
   r.native("aten::to.dtype", makeToDtype);

@@ -1,5 +1,6 @@
 // Activations: relu (as ATen does it: clamp_min(x, 0)), hardtanh / relu6 / clamp,
-// sigmoid, tanh, gelu, silu, hardswish, hardsigmoid, softmax / _softmax, log_softmax.
+// sigmoid, tanh, gelu, silu, hardswish, hardsigmoid, softmax / _softmax, log_softmax /
+// _log_softmax.
 #include <ATen/CPUFunctions.h>
 #include <ATen/ops/resize_native.h>
 
@@ -242,15 +243,17 @@ std::unique_ptr<Kernel> softmax(KernelBuildContext& b) {
   return softmaxKernel<kLog>(b, d, [d](const at::Tensor& x) { return kLog ? at::log_softmax(x, d) : at::softmax(x, d); });
 }
 
-// _softmax(Tensor self, int dim, bool half_to_float) (core ATen IR). half_to_float is
-// a CUDA-only option (ATen's CPU kernel rejects it): declined.
+// _softmax / _log_softmax(Tensor self, int dim, bool half_to_float) (core ATen IR).
+// half_to_float is a CUDA-only option (ATen's CPU kernel rejects it): declined.
+template <bool kLog>
 std::unique_ptr<Kernel> softmaxUnderscore(KernelBuildContext& b) {
   if (numInputs(b) != 3) return nullptr;
   auto dim = constInt(b, 1);
   auto half_to_float = constBool(b, 2);
   if (!dim || !half_to_float || *half_to_float) return nullptr;
   const int64_t d = *dim;
-  return softmaxKernel<false>(b, d, [d](const at::Tensor& x) { return at::_softmax(x, d, false); });
+  return softmaxKernel<kLog>(
+      b, d, [d](const at::Tensor& x) { return kLog ? at::_log_softmax(x, d, false) : at::_softmax(x, d, false); });
 }
 
 }  // namespace
@@ -267,7 +270,8 @@ void registerActivations(PluginRegistrar& r) {
   r.outVariant("aten::hardswish", hardswish);
   r.outVariant("aten::hardsigmoid", hardsigmoid);
   r.outVariant("aten::softmax.int", softmax<false>);
-  r.outVariant("aten::_softmax", softmaxUnderscore);
+  r.outVariant("aten::_softmax", softmaxUnderscore<false>);
+  r.outVariant("aten::_log_softmax", softmaxUnderscore<true>);
   r.outVariant("aten::log_softmax.int", softmax<true>);
 }
 

@@ -240,6 +240,7 @@ void registerReductions(PluginRegistrar& r);
 void registerPooling(PluginRegistrar& r);
 void registerNorms(PluginRegistrar& r);
 void registerEmbedding(PluginRegistrar& r);
+void registerEmbeddingBag(PluginRegistrar& r);
 void registerShapeCopy(PluginRegistrar& r);
 void registerFactories(PluginRegistrar& r);
 void registerInPlace(PluginRegistrar& r);

@@ -5,6 +5,12 @@
 // operations), unless the plugin option ops_cpu.small_gemm is off. Everything below describes the other
 // inputs, and every linear when it is off.
 //
+// The core ATen IR spells linear as addmm(bias, x, permute(W)) (mm without bias), the
+// permute folded at load into a constant W^T view. addmm / mm with such a constant
+// fp32 mat2 (and beta = alpha = 1) take the same two paths as linear, through the same
+// functions: the packed kernel at small row counts (same option), else runLinear on
+// W = mat2^T, which is ATen's own addmm call on these operands.
+//
 // linear: the weight W [N, K] is used as stored, as ATen's linear uses it (x W^T through
 // the W^T view). For contiguous fp32 inputs the kernel makes the BLAS call ATen's addmm
 // would make itself (blas.h: same sgemm_, same arguments), skipping addmm_out's per-call
@@ -58,8 +64,8 @@ bool blasLinearApplies(const at::Tensor& x, const at::Tensor& w, const at::Tenso
 
 // y = x W^T + b for weight `w` ([N, K]), its transposed view `wt` and `bias` (undefined
 // when absent).
-void runLinear(KernelContext& ctx, const at::Tensor& w, const at::Tensor& wt, const at::Tensor& bias) {
-  const at::Tensor& x = ctx.tensor(0);
+void runLinear(KernelContext& ctx, const at::Tensor& x, const at::Tensor& w, const at::Tensor& wt,
+               const at::Tensor& bias) {
   const bool has_bias = bias.defined();
   if (!isDenseCpu(x) || !isDenseCpu(w) || w.dim() != 2 || x.scalar_type() != w.scalar_type() ||
       (has_bias && (!isDenseCpu(bias) || bias.scalar_type() != x.scalar_type()))) {
@@ -138,26 +144,33 @@ struct PackedLinear {
   int64_t k, n;
 };
 
-// Whether the packed kernel can serve this weight and bias at all (rows are checked per
-// call).
-bool smallGemmServes(const at::Tensor& w, const at::Tensor& bias) {
-  if (!smallGemmAvailable() || w.scalar_type() != at::kFloat || w.dim() != 2 || !isDenseCpu(w)) return false;
-  return !bias.defined() || (bias.scalar_type() == at::kFloat && bias.dim() == 1 && bias.size(0) == w.size(0) &&
-                             bias.is_contiguous() && isDenseCpu(bias));
+// `bias` as n contiguous floats added to every row, or undefined when it is not one row
+// broadcast over the result ([n], [1, n], or one value: [], [1], [1, 1]).
+at::Tensor rowBias(const at::Tensor& bias, int64_t n) {
+  if (bias.scalar_type() != at::kFloat || !isDenseCpu(bias) || bias.dim() > 2) return at::Tensor();
+  if (bias.dim() == 2 && bias.size(0) != 1) return at::Tensor();
+  if (bias.numel() != n && bias.numel() != 1) return at::Tensor();
+  return bias.reshape({-1}).expand({n}).contiguous();
 }
 
-PackedLinear packLinear(const at::Tensor& w, const at::Tensor& bias) {
-  // W^T[kk][j] = w[j][kk]
-  const int64_t n = w.size(0), k = w.size(1);
-  at::Tensor packed = at::empty({smallGemmPackedSize(k, n)}, w.options());
-  smallGemmPack(w.data_ptr<float>(), w.stride(1), w.stride(0), k, n, packed.data_ptr<float>());
-  return {packed, bias, k, n};
+// Whether the packed kernel can serve this weight W^T ([K, N], any strides) and bias
+// at all (rows are checked per call).
+bool smallGemmServes(const at::Tensor& wt, const at::Tensor& bias) {
+  if (!smallGemmAvailable() || wt.scalar_type() != at::kFloat || wt.dim() != 2 || !isDenseCpu(wt)) return false;
+  return !bias.defined() || rowBias(bias, wt.size(1)).defined();
+}
+
+// Packs W^T ([K, N]: linear's weight transposed, or addmm's mat2).
+PackedLinear packLinear(const at::Tensor& wt, const at::Tensor& bias) {
+  const int64_t k = wt.size(0), n = wt.size(1);
+  at::Tensor packed = at::empty({smallGemmPackedSize(k, n)}, wt.options());
+  smallGemmPack(wt.data_ptr<float>(), wt.stride(0), wt.stride(1), k, n, packed.data_ptr<float>());
+  return {packed, bias.defined() ? rowBias(bias, n) : at::Tensor(), k, n};
 }
 
 // y = x W^T + b through the packed kernel; false (nothing written) when x is not a
 // contiguous fp32 tensor [..., K] of at most kSmallGemmMaxRows rows.
-bool runSmallGemm(KernelContext& ctx, const PackedLinear& p) {
-  const at::Tensor& x = ctx.tensor(0);
+bool runSmallGemm(KernelContext& ctx, const at::Tensor& x, const PackedLinear& p) {
   if (x.scalar_type() != at::kFloat || !isDenseCpu(x) || x.dim() < 1 || x.size(-1) != p.k || !x.is_contiguous())
     return false;
   int64_t m = 1;
@@ -189,21 +202,23 @@ std::unique_ptr<Kernel> linear(KernelBuildContext& b, bool small_gemm) {
     else if (!bv.isNone())
       return nullptr;
   }
-  if (w.defined() && const_bias && small_gemm && smallGemmServes(w, bias)) {
+  if (w.defined() && w.dim() == 2 && small_gemm && const_bias && smallGemmServes(w.t(), bias) &&
+      (!bias.defined() || bias.dim() == 1)) {
     // Packed weight for small inputs; larger ones take ATen's addmm on the weight as
     // given.
-    PackedLinear p = packLinear(w, bias);
+    PackedLinear p = packLinear(w.t(), bias);
     at::Tensor wt = w.t();
     return makeKernel(bias.defined() ? "brisk small_gemm (<= 8 rows) / at::cpu::addmm_out(bias, x, W^T)"
                                      : "brisk small_gemm (<= 8 rows) / at::cpu::mm_out(x, W^T)",
                       [p, w, wt, bias](KernelContext& ctx) {
-                        if (!runSmallGemm(ctx, p)) runLinear(ctx, w, wt, bias);
+                        const at::Tensor& x = ctx.tensor(0);
+                        if (!runSmallGemm(ctx, x, p)) runLinear(ctx, x, w, wt, bias);
                       });
   }
   if (w.defined() && w.dim() == 2 && isDenseCpu(w) && const_bias) {
     at::Tensor wt = w.t();
     return makeKernel(bias.defined() ? "sgemm_ / at::cpu::addmm_out(bias, x, W^T)" : "sgemm_ / at::cpu::mm_out(x, W^T)",
-                      [w, wt, bias](KernelContext& ctx) { runLinear(ctx, w, wt, bias); });
+                      [w, wt, bias](KernelContext& ctx) { runLinear(ctx, ctx.tensor(0), w, wt, bias); });
   }
   // Weight / bias computed at run time (e.g. attention's in-projection chunks).
   return makeKernel("at::cpu::addmm_out(bias, x, W^T) (runtime weight)", [](KernelContext& ctx) {
@@ -215,7 +230,48 @@ std::unique_ptr<Kernel> linear(KernelBuildContext& b, bool small_gemm) {
       ctx.output(0) = at::linear(ctx.tensor(0), w, bias.defined() ? c10::optional<at::Tensor>(bias) : c10::nullopt);
       return;
     }
-    runLinear(ctx, w, w.t(), bias);
+    runLinear(ctx, ctx.tensor(0), w, w.t(), bias);
+  });
+}
+
+// --- addmm / mm with a constant weight (core ATen IR's linear) ---------------------------
+
+bool isOne(const c10::Scalar& s) {
+  if (s.isIntegral(/*includeBool=*/false)) return s.toLong() == 1;
+  return s.isFloatingPoint() && s.toDouble() == 1.0;
+}
+
+// addmm(bias, x, mat2, beta=1, alpha=1) (kHasBias) or mm(x, mat2) with mat2 a constant
+// fp32 [K, N] (any strides) and a constant fp32 bias of at most 2 dims: linear with
+// W = mat2^T. Declines anything else (the generic addmm / mm kernels take it).
+template <bool kHasBias>
+std::unique_ptr<Kernel> constWeightMm(KernelBuildContext& b, bool small_gemm) {
+  constexpr size_t kX = kHasBias ? 1 : 0;
+  if (numInputs(b) != (kHasBias ? 5u : 2u)) return nullptr;
+  const at::Tensor wt = constTensor(b, kX + 1);
+  if (!wt.defined() || wt.dim() != 2 || wt.scalar_type() != at::kFloat || !isDenseCpu(wt)) return nullptr;
+  at::Tensor bias;
+  if (kHasBias) {
+    bias = constTensor(b, 0);
+    auto beta = constScalar(b, 3), alpha = constScalar(b, 4);
+    if (!bias.defined() || bias.scalar_type() != at::kFloat || !isDenseCpu(bias) || bias.dim() > 2 || !beta ||
+        !alpha || !isOne(*beta) || !isOne(*alpha))
+      return nullptr;
+  }
+  const at::Tensor w = wt.t();
+  std::optional<PackedLinear> packed;
+  if (small_gemm && smallGemmServes(wt, bias)) packed = packLinear(wt, bias);
+  std::string desc = kHasBias ? "sgemm_ / at::cpu::addmm_out(bias, x, mat2) (constant mat2)"
+                              : "sgemm_ / at::cpu::mm_out(x, mat2) (constant mat2)";
+  if (packed) desc = "brisk small_gemm (<= 8 rows) / " + desc;
+  return makeKernel(desc, [packed, w, wt, bias](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(kX);
+    if (x.dim() != 2 || !isDenseCpu(x) || x.scalar_type() != at::kFloat) {
+      ctx.output(0) = kHasBias ? at::addmm(bias, x, wt) : at::mm(x, wt);  // ATen's result or error
+      return;
+    }
+    if (packed && runSmallGemm(ctx, x, *packed)) return;
+    runLinear(ctx, x, w, wt, bias);
   });
 }
 
@@ -299,6 +355,13 @@ void registerLinear(PluginRegistrar& r) {
   r.outVariant("aten::mm", mm<false>);
   r.outVariant("aten::bmm", mm<true>);
   r.outVariant("aten::addmm", addmm<false>);
+  // Tried first (newest registration); declines unless mat2 is a constant.
+  r.outVariant("aten::mm", [small_gemm](KernelBuildContext& b) {
+    return constWeightMm<false>(b, b.pluginOption(small_gemm));
+  });
+  r.outVariant("aten::addmm", [small_gemm](KernelBuildContext& b) {
+    return constWeightMm<true>(b, b.pluginOption(small_gemm));
+  });
   r.outVariant("aten::baddbmm", addmm<true>);
   r.outVariant("aten::matmul", matmul);
 }

@@ -40,6 +40,7 @@ void registerOutVariantKernels(PluginRegistrar& r) {
   out::registerPooling(r);
   out::registerNorms(r);
   out::registerEmbedding(r);
+  out::registerEmbeddingBag(r);
   out::registerShapeCopy(r);
   out::registerFactories(r);
   out::registerInPlace(r);

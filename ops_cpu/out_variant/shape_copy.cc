@@ -1,9 +1,10 @@
-// Copies and concatenation: cat, stack, clone, _to_copy, eval-mode dropout, zeros_like.
+// Copies and concatenation: cat, stack, clone, _to_copy, flip, eval-mode dropout, zeros_like.
 //
 // Not here on purpose: flatten / reshape / contiguous / to.* — their schemas say the
 // result may alias the input (Tensor(a)), so the runtime never retains them and a copy
 // would change semantics; the native kernels (ops_cpu/native) serve them.
 #include <ATen/CPUFunctions.h>
+#include <ATen/WrapDimUtilsMulti.h>
 #include <ATen/ops/clone_native.h>
 #include <ATen/ops/copy_native.h>
 #include <ATen/ops/resize_native.h>
@@ -151,16 +152,22 @@ std::unique_ptr<Kernel> toCopy(KernelBuildContext& b) {
 
 // dropout(Tensor input, float p, bool train) with train=False (torch.export's default
 // IR keeps eval-mode dropout). ATen returns `input` itself, but the schema does not
-// mark the result as aliasing it, so escape analysis and the memory planner would not
-// see the alias: a planned input's bytes could be reused while the result is still
-// read. So the kernel writes a copy into its own (planned) output instead: same
-// values, sizes and (for dense inputs) strides. p outside [0, 1] and train=True are
-// declined (the fallback raises ATen's error / draws the mask).
+// mark the result as aliasing it. The in-place-reuse pass (core/graph/inplace_reuse.h)
+// marks input 0 of such nodes reusable, so escape analysis and the memory planner know
+// the alias: then the kernel returns the input as ATen does (kind kNative, no copy).
+// Without that mark (option inplace_reuse off) a planned input's bytes could be reused
+// while the result is still read, so the kernel writes a copy into its own (planned)
+// output instead: same values, sizes and (for dense inputs) strides. p outside [0, 1]
+// and train=True are declined (the fallback raises ATen's error / draws the mask).
 std::unique_ptr<Kernel> dropoutEval(KernelBuildContext& b) {
   if (numInputs(b) != 3) return nullptr;
   auto p = constDouble(b, 1);
   auto train = constBool(b, 2);
   if (!p || !train || *train || !(*p >= 0 && *p <= 1)) return nullptr;
+  if (reusableInput(b) == 0)
+    return makeKernel(
+        "eval dropout: the input itself (as ATen)", [](KernelContext& ctx) { ctx.output(0) = ctx.input(0); },
+        KernelKind::kNative);
   return makeKernel("at::native::copy_ (eval dropout: identity)", [](KernelContext& ctx) {
     const at::Tensor& x = ctx.tensor(0);
     if (!isDenseCpu(x)) {
@@ -168,6 +175,75 @@ std::unique_ptr<Kernel> dropoutEval(KernelBuildContext& b) {
       return;
     }
     copyOut(ctx, x, x.scalar_type(), /*contiguous=*/false, [&] { return at::native::clone(x, c10::nullopt); });
+  });
+}
+
+// --- flip ----------------------------------------------------------------------------
+
+// Copies `x` (dim >= 1, numel > 0) into the contiguous `out` with the dims in `flips`
+// reversed: output elements in order, each read from x's strided position (a flipped
+// dim is walked from its last index with a negated stride), so any strides work.
+template <typename T>
+void flipCopy(const at::Tensor& x, const std::bitset<at::dim_bitset_size>& flips, T* out) {
+  const int64_t nd = x.dim();
+  c10::SmallVector<int64_t, 8> step(nd), idx(nd, 0);
+  const T* src = static_cast<const T*>(x.const_data_ptr());
+  for (int64_t d = 0; d < nd; ++d) {
+    const int64_t st = x.stride(d);
+    step[d] = flips[d] ? -st : st;
+    if (flips[d]) src += (x.size(d) - 1) * st;
+  }
+  const int64_t inner = x.size(nd - 1), inner_step = step[nd - 1];
+  const int64_t outer = x.numel() / inner;
+  int64_t off = 0;
+  for (int64_t o = 0; o < outer; ++o, out += inner) {
+    const T* s = src + off;
+    for (int64_t i = 0; i < inner; ++i) out[i] = s[i * inner_step];
+    for (int64_t d = nd - 2; d >= 0; --d) {  // odometer over the outer dims
+      off += step[d];
+      if (++idx[d] < x.size(d)) break;
+      off -= step[d] * x.size(d);
+      idx[d] = 0;
+    }
+  }
+}
+
+// Elements moved as opaque words of their size (a flip never converts).
+template <size_t kBytes>
+struct Word {
+  alignas(kBytes) unsigned char b[kBytes];
+};
+
+bool flipByElementSize(const at::Tensor& x, const std::bitset<at::dim_bitset_size>& flips, at::Tensor& o) {
+  switch (x.element_size()) {
+    case 1: flipCopy(x, flips, static_cast<Word<1>*>(o.data_ptr())); return true;
+    case 2: flipCopy(x, flips, static_cast<Word<2>*>(o.data_ptr())); return true;
+    case 4: flipCopy(x, flips, static_cast<Word<4>*>(o.data_ptr())); return true;
+    case 8: flipCopy(x, flips, static_cast<Word<8>*>(o.data_ptr())); return true;
+    case 16: flipCopy(x, flips, static_cast<Word<16>*>(o.data_ptr())); return true;
+    default: return false;
+  }
+}
+
+// flip(Tensor self, int[] dims) (core ATen IR's reversed sequences). ATen's result is
+// empty_like(self) (memory format preserved) filled by a TensorIterator copy; this
+// writes the same elements into the retained output. It is contiguous, so inputs for
+// which ATen's result would not be (dense but permuted strides) take ATen's op, as do
+// 0-d and empty inputs. Bad dims raise ATen's own error (dim_list_to_bitset).
+std::unique_ptr<Kernel> flip(KernelBuildContext& b) {
+  if (numInputs(b) != 2) return nullptr;
+  auto dims = constInts(b, 1);
+  if (!dims) return nullptr;
+  return makeKernel("brisk strided flip copy", [dims = *dims](KernelContext& ctx) {
+    const at::Tensor& x = ctx.tensor(0);
+    if (!isDenseCpu(x) || x.dim() == 0 || x.numel() == 0 ||
+        (!x.is_contiguous() && x.is_non_overlapping_and_dense())) {
+      ctx.output(0) = at::flip(x, dims);
+      return;
+    }
+    const std::bitset<at::dim_bitset_size> flips = at::dim_list_to_bitset(dims, x.dim());
+    at::Tensor& o = sizedOut(ctx, x.sizes(), x.options());
+    if (!flipByElementSize(x, flips, o)) ctx.output(0) = at::flip(x, dims);
   });
 }
 
@@ -214,6 +290,7 @@ void registerShapeCopy(PluginRegistrar& r) {
   r.outVariant("aten::stack", stack);
   r.outVariant("aten::clone", clone);
   r.outVariant("aten::_to_copy", toCopy);
+  r.outVariant("aten::flip", flip);
   r.outVariant("aten::dropout", dropoutEval);
   r.outVariant("aten::zeros_like", zerosLike);
 }
