@@ -88,6 +88,62 @@ graph(%a : Tensor, %c : bool):
   EXPECT_EQ(markOf(ms, "aten::silu"), -1);     // %q is returned too
 }
 
+// The core ATen IR's fresh producers (flip, _log_softmax, _softmax, clone) feed in-place
+// writers like the TorchScript spellings do.
+TEST(InPlaceReuse, CoreIrFreshProducersAreReused) {
+  const auto ms = marks(R"IR(
+graph(%x : Tensor):
+  %d : int[] = prim::Constant[value=[0]]()
+  %m1 : int = prim::Constant[value=-1]()
+  %f : bool = prim::Constant[value=0]()
+  %none : NoneType = prim::Constant()
+  %a : Tensor = aten::flip(%x, %d)
+  %b : Tensor = aten::relu(%a)
+  %c : Tensor = aten::_log_softmax(%b, %m1, %f)
+  %e : Tensor = aten::tanh(%c)
+  %g : Tensor = aten::_softmax(%e, %m1, %f)
+  %h : Tensor = aten::sigmoid(%g)
+  %i : Tensor = aten::clone(%h, %none)
+  %j : Tensor = aten::relu(%i)
+  return (%j))IR");
+  EXPECT_EQ(markOf(ms, "aten::relu"), 0);
+  EXPECT_EQ(markOf(ms, "aten::tanh"), 0);
+  EXPECT_EQ(markOf(ms, "aten::sigmoid"), 0);
+  int relus = 0;
+  for (const auto& [k, r] : ms)
+    if (k == "aten::relu") {
+      EXPECT_EQ(r, 0);
+      ++relus;
+    }
+  EXPECT_EQ(relus, 2);
+}
+
+// Eval-mode dropout hands on its input (ATen returns it): marked whatever reads the
+// input, so its alias is planned; its result is no fresh tensor (nothing writes into it);
+// train=True or a non-constant train is not marked.
+TEST(InPlaceReuse, EvalDropoutIsMarkedAsAnAlias) {
+  const std::string ir = R"IR(
+graph(%x : Tensor, %train : bool):
+  %p : float = prim::Constant[value=0.5]()
+  %f : bool = prim::Constant[value=0]()
+  %t : bool = prim::Constant[value=1]()
+  %a : Tensor = aten::dropout(%x, %p, %f)
+  %r : Tensor = aten::relu(%a)
+  %b : Tensor = aten::dropout(%x, %p, %t)
+  %c : Tensor = aten::dropout(%x, %p, %train)
+  %out : (Tensor, Tensor, Tensor, Tensor) = prim::TupleConstruct(%a, %r, %b, %c)
+  return (%out))IR";
+  const auto ms = marks(ir);
+  std::vector<int> drops;
+  for (const auto& [k, r] : ms)
+    if (k == "aten::dropout") drops.push_back(r);
+  EXPECT_EQ(drops, (std::vector<int>{0, -1, -1}));
+  EXPECT_EQ(markOf(ms, "aten::relu"), -1);
+  Options off;
+  off.inplace_reuse = false;
+  for (const auto& [k, r] : marks(ir, off)) EXPECT_EQ(r, -1) << k;
+}
+
 TEST(InPlaceReuse, SubBlockValueFromOutsideIsNotMarked) {
   auto m = Module::fromIR(R"IR(
 graph(%a : Tensor, %c : bool):

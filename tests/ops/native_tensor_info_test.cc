@@ -31,6 +31,18 @@ graph(%x : Tensor, %d : int):
       .run();
 }
 
+// sym_size.int (a PT2 program's dynamic batch, e.g. resnet18.dyn.core.pt2): size.int.
+TEST(NativeTensorInfo, SymSizeInt) {
+  OpTester(R"IR(
+graph(%x : Tensor, %d : int):
+  %s : SymInt = aten::sym_size(%x, %d)
+  return (%s))IR")
+      .inputs({at::randn({2, 3}), c10::IValue(int64_t{1})})
+      .inputs({at::randn({4, 5}), c10::IValue(int64_t{-2})})
+      .expectKernel("aten::sym_size.int", kNative)
+      .run();
+}
+
 TEST(NativeTensorInfo, DimNumelLen) {
   OpTester(R"IR(
 graph(%x : Tensor):

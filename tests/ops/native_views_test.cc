@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -300,6 +301,55 @@ graph(%x : Tensor):
       .expectKernel("aten::split.Tensor", kNative)
       .expectKernel("aten::split.sizes", kNative)
       .run();
+}
+
+// split_with_sizes (core ATen IR; the LSTM's gate split): views of the input (an
+// in-place op on one is seen in the base), negative dims, a non-contiguous input, a
+// zero size, and sizes built at run time.
+TEST(NativeViews, SplitWithSizes) {
+  OpTester(R"IR(
+graph(%x : Tensor):
+  %none : NoneType = prim::Constant()
+  %one : int = prim::Constant[value=1]()
+  %m1 : int = prim::Constant[value=-1]()
+  %sizes : int[] = prim::Constant[value=[1, 0, 2]]()
+  %c : Tensor = aten::clone(%x, %none)
+  %l : Tensor[] = aten::split_with_sizes(%c, %sizes, %m1)
+  %a : Tensor, %b : Tensor, %d : Tensor = prim::ListUnpack(%l)
+  %w : Tensor = aten::add_(%a, %one, %one)
+  %out : (Tensor, Tensor, Tensor, Tensor) = prim::TupleConstruct(%c, %a, %b, %d)
+  return (%out))IR")
+      .inputs({at::randn({2, 3})})
+      .inputs({at::randn({4, 3})})
+      .inputs({at::randn({3, 5}).t()})
+      .expectKernel("aten::split_with_sizes", kNative)
+      .run();
+  OpTester(R"IR(
+graph(%x : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %m2 : int = prim::Constant[value=-2]()
+  %n : int = aten::size(%x, %zero)
+  %rest : int = aten::sub(%n, %one)
+  %sizes : int[] = prim::ListConstruct(%one, %rest)
+  %l : Tensor[] = aten::split_with_sizes(%x, %sizes, %m2)
+  return (%l))IR")
+      .inputs({at::randn({3, 5})})
+      .inputs({at::randn({6, 2}).t()})
+      .expectKernel("aten::split_with_sizes", kNative)
+      .run();
+}
+
+TEST(NativeViews, SplitWithSizesBadSizesRaiseAtensError) {
+  auto m = Module::fromIR(R"IR(
+graph(%x : Tensor):
+  %zero : int = prim::Constant[value=0]()
+  %sizes : int[] = prim::Constant[value=[1, 1]]()
+  %l : Tensor[] = aten::split_with_sizes(%x, %sizes, %zero)
+  return (%l))IR",
+                          Options{}, "split");
+  EXPECT_ANY_THROW(m->run({at::randn({3, 2})}));  // sizes sum to 2, not 3
+  EXPECT_EQ(m->run({at::randn({2, 2})}).toTensorList().size(), 2u);
 }
 
 TEST(NativeViews, Unbind) {

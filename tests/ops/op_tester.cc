@@ -4,6 +4,9 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/irparser.h>
 
+#include <cmath>
+#include <cstring>
+
 #include "core/graph/graph.h"
 #include "core/frontend/model_inputs.h"
 #include "core/executor/module.h"
@@ -36,6 +39,41 @@ std::string constTensorIR(const std::string& name, const std::vector<int64_t>& s
          name + "_none, %" + name + "_none, %" + name + "_none, %" + name + "_none)\n" + "  %" + name +
          "_1 : Tensor = aten::reshape(%" + name + "_0, %" + name + "_s)\n" + "  %" + name + " : Tensor = aten::sin(%" +
          name + "_1)\n";
+}
+
+at::Tensor constTensorValue(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return at::sin(at::arange(n)).reshape(shape);
+}
+
+at::Tensor smallGemmReference(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  const int64_t k = w.size(1), n = w.size(0);
+  at::Tensor x2 = x.reshape({-1, k}).contiguous();
+  at::Tensor y = at::empty({x2.size(0), n});
+  auto xa = x2.accessor<float, 2>();
+  auto wa = w.accessor<float, 2>();
+  auto ya = y.accessor<float, 2>();
+  for (int64_t i = 0; i < x2.size(0); ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      float acc = 0.0f;
+      for (int64_t kk = 0; kk < k; ++kk) acc = std::fma(xa[i][kk], wa[j][kk], acc);
+      ya[i][j] = b.defined() ? acc + b[j].item<float>() : acc;
+    }
+  std::vector<int64_t> sizes = x.sizes().vec();
+  sizes.back() = n;
+  return y.reshape(sizes);
+}
+
+bool bitEqual(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
+         std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(), a.numel() * a.element_size()) == 0;
+}
+
+std::string kernelDetail(const Module& m, const std::string& op) {
+  for (const NodeKernelInfo& info : m.kernelReport())
+    if (info.op == op) return info.detail;
+  return "";
 }
 
 void OpTester::run() {

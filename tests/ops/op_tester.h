@@ -14,6 +14,7 @@
 // input set, twice in a row (and the whole sequence twice, so outputs reused from a
 // larger shape are exercised when shrinking), compares outputs and checks that inputs
 // are unchanged. expectKernel() asserts which kernel kind served the op.
+#include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
 
 #include <string>
@@ -24,12 +25,29 @@
 #include "core/common/options.h"
 #include "tools/ivalue_compare.h"
 
+namespace brisk {
+class Module;
+}
+
 namespace brisk::testing {
 
 // IR lines defining %<name> as a constant float tensor of `shape` (constant-folded by
 // the frontend: sin(arange(numel)).reshape(shape)), for ops whose kernels treat frozen
 // weights specially.
 std::string constTensorIR(const std::string& name, const std::vector<int64_t>& shape);
+
+// The value constTensorIR(name, shape) defines: sin(arange(numel)).reshape(shape).
+at::Tensor constTensorValue(const std::vector<int64_t>& shape);
+
+// x W^T + b for w [N, K] (b undefined or [N]) in small_gemm's documented order
+// (ops_cpu/simd/small_gemm.h): +0, one fma per k ascending, then + b; fp32.
+at::Tensor smallGemmReference(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b);
+
+// Same sizes, dtype and bytes.
+bool bitEqual(const at::Tensor& a, const at::Tensor& b);
+
+// The detail of the kernel serving the first node `op` of `m` ("" when there is none).
+std::string kernelDetail(const Module& m, const std::string& op);
 
 class OpTester {
  public:

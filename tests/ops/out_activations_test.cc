@@ -153,5 +153,28 @@ TEST(OutActivations, SoftmaxUnderscore) {
   }
 }
 
+// _log_softmax (core ATen IR, e.g. lstm_tagger's head): ATen's own _log_softmax_out,
+// exact; every dim (negative ones too), a non-contiguous input, an empty one.
+TEST(OutActivations, LogSoftmaxUnderscore) {
+  for (int dim : {-1, 0, 1, -3}) {
+    for (auto dtype : {at::kFloat, at::kDouble}) {
+      SCOPED_TRACE("dim " + std::to_string(dim) + " " + c10::toString(dtype));
+      OpTester(
+          "graph(%x : Tensor):\n"
+          "  %d : int = prim::Constant[value=" + std::to_string(dim) + "]()\n"
+          "  %h : bool = prim::Constant[value=0]()\n"
+          "  %y : Tensor = aten::_log_softmax(%x, %d, %h)\n"
+          "  return (%y)\n")
+          .inputs({at::randn({2, 5, 3}, dtype)})
+          .inputs({at::randn({4, 7, 9}, dtype) * 10})
+          .inputs({at::randn({9, 3, 4}, dtype).transpose(0, 2)})
+          .inputs({at::randn({0, 3, 4}, dtype)})
+          .tolerance(Tolerance{0, 0, 0})
+          .expectKernel("aten::_log_softmax", kOut)
+          .run();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace brisk::testing

@@ -186,48 +186,11 @@ std::string smallLinearIR(int64_t n, int64_t k, bool bias) {
          (bias ? constTensorIR("b", {n}) : std::string("  %b : NoneType = prim::Constant()\n")) + kSmallLinearIR;
 }
 
-// The constant constTensorIR builds: sin(arange(numel)) reshaped.
-at::Tensor irConstant(std::vector<int64_t> shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return at::sin(at::arange(n)).reshape(shape);
-}
-
-// x W^T + b in small_gemm's documented order: +0, one fma per k ascending, then + b.
-at::Tensor fmaOrderLinear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
-  const int64_t k = w.size(1), n = w.size(0);
-  at::Tensor x2 = x.reshape({-1, k}).contiguous();
-  at::Tensor y = at::empty({x2.size(0), n});
-  auto xa = x2.accessor<float, 2>();
-  auto wa = w.accessor<float, 2>();
-  auto ya = y.accessor<float, 2>();
-  for (int64_t i = 0; i < x2.size(0); ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      float acc = 0.0f;
-      for (int64_t kk = 0; kk < k; ++kk) acc = std::fma(xa[i][kk], wa[j][kk], acc);
-      ya[i][j] = b.defined() ? acc + b[j].item<float>() : acc;
-    }
-  std::vector<int64_t> sizes = x.sizes().vec();
-  sizes.back() = n;
-  return y.reshape(sizes);
-}
-
 // Inputs of several ranks in one Module.
 Options anyRank() {
   Options o;
   o.strict_inputs = false;
   return o;
-}
-
-bool bitEqual(const at::Tensor& a, const at::Tensor& b) {
-  return a.sizes() == b.sizes() && a.scalar_type() == b.scalar_type() &&
-         std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(), a.numel() * a.element_size()) == 0;
-}
-
-std::string kernelDetail(const Module& m, const std::string& op) {
-  for (const NodeKernelInfo& info : m.kernelReport())
-    if (info.op == op) return info.detail;
-  return "";
 }
 
 // Default options: inputs of up to 8 rows (N-D inputs count every leading dim) run the
@@ -238,12 +201,12 @@ TEST(OutConvLinear, LinearSmallBatchRunsThePackedKernel) {
     SCOPED_TRACE(bias ? "bias" : "no bias");
     auto m = Module::fromIR(smallLinearIR(70, 80, bias), anyRank(), "small-linear");
     EXPECT_NE(kernelDetail(*m, "aten::linear").find("small_gemm"), std::string::npos);
-    const at::Tensor w = irConstant({70, 80});
-    const at::Tensor b = bias ? irConstant({70}) : at::Tensor();
+    const at::Tensor w = constTensorValue({70, 80});
+    const at::Tensor b = bias ? constTensorValue({70}) : at::Tensor();
     for (std::vector<int64_t> shape : {std::vector<int64_t>{1, 80}, {3, 80}, {8, 80}, {2, 4, 80}, {1, 1, 80}, {80}}) {
       at::Tensor x = at::randn(shape);
       at::Tensor y = m->run({x}).toTensor();
-      EXPECT_TRUE(bitEqual(y, fmaOrderLinear(x, w, b))) << "rows " << x.numel() / 80;
+      EXPECT_TRUE(bitEqual(y, smallGemmReference(x, w, b))) << "rows " << x.numel() / 80;
     }
     for (std::vector<int64_t> shape : {std::vector<int64_t>{9, 80}, {37, 80}, {3, 5, 80}}) {
       at::Tensor x = at::randn(shape);
@@ -280,7 +243,7 @@ TEST(OutConvLinear, LinearSmallBatchThreadsGiveTheSameBits) {
   const int before = at::get_num_threads();
   auto m = Module::fromIR(smallLinearIR(300, 200, true), Options{}, "small-linear");
   const at::Tensor x = at::randn({4, 200});
-  const at::Tensor want = fmaOrderLinear(x, irConstant({300, 200}), irConstant({300}));
+  const at::Tensor want = smallGemmReference(x, constTensorValue({300, 200}), constTensorValue({300}));
   at::set_num_threads(2);
   at::Tensor y2 = m->run({x}).toTensor().clone();
   at::set_num_threads(before);

@@ -4,6 +4,7 @@
 
 #include <limits>
 
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -178,21 +179,124 @@ TEST(OutShapeCopy, ToCopy) {
   }
 }
 
-// dropout in eval mode (torch.export's default IR): identity, as a copy.
-TEST(OutShapeCopy, DropoutEval) {
-  OpTester(
-      "graph(%x : Tensor):\n"
-      "  %p : float = prim::Constant[value=0.1]()\n"
-      "  %t : bool = prim::Constant[value=0]()\n"
-      "  %y : Tensor = aten::dropout(%x, %p, %t)\n"
-      "  %z : Tensor = aten::dropout(%y, %p, %t)\n"
-      "  return (%z)\n")
+// dropout in eval mode (torch.export's default IR): ATen returns the input itself.
+// With in-place reuse on (the default) the node is marked and the kernel hands the
+// input on (kNative); off, it copies into its own output. Values equal either way.
+const char* kDropoutIR =
+    "graph(%x : Tensor):\n"
+    "  %p : float = prim::Constant[value=0.1]()\n"
+    "  %t : bool = prim::Constant[value=0]()\n"
+    "  %y : Tensor = aten::dropout(%x, %p, %t)\n"
+    "  %z : Tensor = aten::dropout(%y, %p, %t)\n"
+    "  return (%z)\n";
+
+TEST(OutShapeCopy, DropoutEvalIsTheInput) {
+  OpTester(kDropoutIR)
       .inputs({at::randn({6, 4}).t()})
       .inputs({at::randn({2, 3})})
       .inputs({at::randn({5, 7})})
       .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::dropout", KernelKind::kNative)
+      .run();
+}
+
+TEST(OutShapeCopy, DropoutEvalCopiesWithoutInPlaceReuse) {
+  Options o;
+  o.inplace_reuse = false;
+  OpTester(kDropoutIR)
+      .inputs({at::randn({6, 4}).t()})
+      .inputs({at::randn({2, 3})})
+      .inputs({at::randn({5, 7})})
+      .tolerance(Tolerance{0, 0, 0})
+      .options(o)
       .expectKernel("aten::dropout", kOut)
       .run();
+}
+
+// The alias is planned: a's bytes stay reserved while d (= a) is read at the end,
+// though a's own last reader is the dropout; the intermediates in between would
+// otherwise be placed over it. And a mutation of the input shows through the result,
+// as in ATen.
+TEST(OutShapeCopy, DropoutEvalAliasIsPlanned) {
+  OpTester(R"IR(
+graph(%x : Tensor):
+  %p : float = prim::Constant[value=0.5]()
+  %t : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %three : int = prim::Constant[value=3]()
+  %a : Tensor = aten::mul(%x, %x)
+  %d : Tensor = aten::dropout(%a, %p, %t)
+  %c1 : Tensor = aten::mul(%x, %three)
+  %c2 : Tensor = aten::add(%c1, %c1, %one)
+  %c3 : Tensor = aten::mul(%c2, %c2)
+  %e : Tensor = aten::add(%d, %c3, %one)
+  return (%e))IR")
+      .inputs({at::randn({64, 64})})
+      .inputs({at::randn({32, 16})})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::dropout", KernelKind::kNative)
+      .run();
+  OpTester(R"IR(
+graph(%x : Tensor):
+  %p : float = prim::Constant[value=0.5]()
+  %t : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %a : Tensor = aten::clone(%x, %none)
+  %d : Tensor = aten::dropout(%a, %p, %t)
+  %m : Tensor = aten::add_(%a, %one, %one)
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%d, %a)
+  return (%r))IR")
+      .inputs({at::randn({4, 5})})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::dropout", KernelKind::kNative)
+      .run();
+}
+
+// flip: a strided copy into the retained output, bit-exact, for every element size
+// (bool, int8, half, float, int64, complex double), negative and several dims,
+// non-contiguous (sliced) inputs; dense permuted inputs (ATen keeps their layout), empty
+// and 0-d ones take ATen's op.
+std::string flipIR(const std::string& dims) {
+  return "graph(%x : Tensor):\n"
+         "  %d : int[] = prim::Constant[value=" + dims + "]()\n"
+         "  %y : Tensor = aten::flip(%x, %d)\n"
+         "  return (%y)\n";
+}
+
+TEST(OutShapeCopy, Flip) {
+  for (const char* dims : {"[0]", "[-1]", "[0, 2]", "[1]", "[-3, -2, -1]"}) {
+    for (auto dtype : {at::kFloat, at::kLong, at::kBool, at::kChar, at::kHalf, at::kComplexDouble}) {
+      SCOPED_TRACE(std::string(dims) + " " + c10::toString(dtype));
+      auto make = [dtype](std::vector<int64_t> shape) { return (at::randn(shape) * 5).to(dtype); };
+      OpTester(flipIR(dims))
+          .inputs({make({2, 3, 4})})
+          .inputs({make({5, 1, 7})})
+          .inputs({make({6, 8, 10}).slice(0, 1, 5).slice(2, 0, 10, 3)})  // non-contiguous
+          .inputs({make({4, 5, 6}).transpose(0, 2)})                      // dense, permuted
+          .inputs({make({0, 3, 2})})
+          .tolerance(Tolerance{0, 0, 0})
+          .expectKernel("aten::flip", kOut)
+          .run();
+    }
+  }
+  OpTester(flipIR("[0]")).inputs({at::randn({7})}).inputs({at::randn({1})}).tolerance(Tolerance{0, 0, 0}).run();
+  Options loose;
+  loose.strict_inputs = false;
+  OpTester(flipIR("[-1]"))
+      .inputs({at::randn({})})
+      .inputs({at::randn({3})})
+      .options(loose)
+      .tolerance(Tolerance{0, 0, 0})
+      .run();
+}
+
+TEST(OutShapeCopy, FlipBadDimsRaiseAtensError) {
+  for (const char* dims : {"[3]", "[0, 0]", "[-4]"}) {
+    auto m = Module::fromIR(flipIR(dims), Options{}, "flip");
+    EXPECT_ANY_THROW(m->run({at::randn({2, 3, 4})})) << dims;
+    EXPECT_ANY_THROW(m->run({at::randn({2, 3, 4})})) << dims << " (second run)";
+  }
 }
 
 }  // namespace
