@@ -33,33 +33,82 @@ inline c10::ScalarType binaryDtype(Promo p, const at::Tensor& a, const at::Tenso
   }
 }
 
+// --- same-shape fp32 operands: a plain loop ------------------------------------------
+
+// add / sub (alpha = 1) and mul of two contiguous fp32 tensors of the same sizes (the
+// core ATen IR's unrolled RNN cells: dozens of [batch, hidden] products and sums per
+// step) run as one loop: at::cpu's TensorIterator set-up costs more than the arithmetic
+// at these sizes. Same bits as ATen: a + b, a - b and a * b each round once, as ATen's
+// kernels do (its add / sub are fma(b, +-alpha, a), exact for alpha = 1).
+enum class Plain { kNone, kAdd, kSub, kMul };
+
+bool plainApplies(const at::Tensor& a, const at::Tensor& b) {
+  return a.scalar_type() == at::kFloat && b.scalar_type() == at::kFloat && a.sizes().equals(b.sizes()) &&
+         a.is_contiguous() && b.is_contiguous();
+}
+
+// `o` may be a or b itself (in-place reuse): each element is read before it is written.
+void plainLoop(Plain op, const at::Tensor& a, const at::Tensor& b, at::Tensor& o) {
+  const float* x = a.const_data_ptr<float>();
+  const float* y = b.const_data_ptr<float>();
+  float* z = o.data_ptr<float>();
+  const int64_t n = a.numel();
+  switch (op) {
+    case Plain::kAdd:
+      for (int64_t i = 0; i < n; ++i) z[i] = x[i] + y[i];
+      break;
+    case Plain::kSub:
+      for (int64_t i = 0; i < n; ++i) z[i] = x[i] - y[i];
+      break;
+    case Plain::kMul:
+      for (int64_t i = 0; i < n; ++i) z[i] = x[i] * y[i];
+      break;
+    case Plain::kNone:
+      break;
+  }
+}
+
 // out_fn(out, a, b) writes into `out`; fresh(a, b) returns a new tensor through the
 // at::cpu functional; generic(a, b) is the dispatcher op for unusual tensors.
 // With in-place reuse (core/graph/inplace_reuse.h) of input `reuse` (0: a, 1: b), the result
 // goes into that operand when it has the result's dtype and the other operand
 // broadcasts to its sizes (so the result has them too); otherwise a fresh tensor.
+// `plain`: the same-shape fp32 loop above serves operands it applies to (tensor
+// operands only).
 template <class OutFn, class FreshFn, class GenericFn>
 std::unique_ptr<Kernel> binaryKernel(KernelBuildContext& bc, std::string desc, Operand other, Promo promo, OutFn out_fn,
-                                     FreshFn fresh, GenericFn generic) {
+                                     FreshFn fresh, GenericFn generic, Plain plain = Plain::kNone) {
   const int reuse = other.is_scalar && reusableInput(bc) == 1 ? -1 : reusableInput(bc);
+  if (other.is_scalar) plain = Plain::kNone;
+  if (plain != Plain::kNone) desc += " (same-shape fp32: a loop)";
   return makeKernel(
       describeReuse(std::move(desc), reuse),
-      [other = std::move(other), promo, out_fn, fresh, generic, reuse](KernelContext& ctx) {
+      [other = std::move(other), promo, out_fn, fresh, generic, reuse, plain](KernelContext& ctx) {
         const at::Tensor& a = ctx.tensor(0);
         MaybeOwnedTensor b = other.get(ctx);
         if (!isDenseCpu(a) || !isDenseCpu(*b)) {
           ctx.output(0) = generic(a, *b);
           return;
         }
-        const c10::ScalarType dt = binaryDtype(promo, a, *b);
+        const bool loop = plain != Plain::kNone && plainApplies(a, *b);
+        const c10::ScalarType dt = loop ? at::kFloat : binaryDtype(promo, a, *b);
         if (reuse >= 0) {
           const at::Tensor& t = reuse == 0 ? a : *b;
           const at::Tensor& u = reuse == 0 ? *b : a;
           if (fitsInPlace(t, dt, t.sizes()) && broadcastsTo(u, t.sizes())) {
-            writeIntoInput(ctx, t, [&](at::Tensor& target) { out_fn(target, a, *b); });
+            writeIntoInput(ctx, t, [&](at::Tensor& target) {
+              if (loop)
+                plainLoop(plain, a, *b, target);
+              else
+                out_fn(target, a, *b);
+            });
             return;
           }
           ctx.output(0) = c10::IValue();  // fresh below
+        }
+        if (loop) {
+          plainLoop(plain, a, *b, sizedOut(ctx, a.sizes(), a.options()));
+          return;
         }
         writeOut(
             ctx, dt, [&](at::Tensor& o) { out_fn(o, a, *b); }, [&] { return fresh(a, *b); });
@@ -77,18 +126,20 @@ KernelFactory addSub(bool scalar_other) {
     ScalarArg alpha = scalarArg(b, 2);
     if (!alpha.is_const) return nullptr;
     const c10::Scalar a = alpha.value;
+    const bool unit_alpha = !a.isComplex() && !a.isBoolean() && a.toDouble() == 1.0;
+    const Plain plain = !unit_alpha ? Plain::kNone : kSub ? Plain::kSub : Plain::kAdd;
     if (kSub) {
       return binaryKernel(
           b, "at::cpu::sub_out", std::move(other), Promo::kResult,
           [a](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::sub_out(o, x, y, a); },
           [a](const at::Tensor& x, const at::Tensor& y) { return at::cpu::sub(x, y, a); },
-          [a](const at::Tensor& x, const at::Tensor& y) { return at::sub(x, y, a); });
+          [a](const at::Tensor& x, const at::Tensor& y) { return at::sub(x, y, a); }, plain);
     }
     return binaryKernel(
         b, "at::cpu::add_out", std::move(other), Promo::kResult,
         [a](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::add_out(o, x, y, a); },
         [a](const at::Tensor& x, const at::Tensor& y) { return at::cpu::add(x, y, a); },
-        [a](const at::Tensor& x, const at::Tensor& y) { return at::add(x, y, a); });
+        [a](const at::Tensor& x, const at::Tensor& y) { return at::add(x, y, a); }, plain);
   };
 }
 
@@ -99,7 +150,7 @@ KernelFactory mul(bool scalar_other) {
         b, "at::cpu::mul_out", scalar_other ? scalarOperand(b, 1) : tensorOperand(1), Promo::kResult,
         [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::mul_out(o, x, y); },
         [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::mul(x, y); },
-        [](const at::Tensor& x, const at::Tensor& y) { return at::mul(x, y); });
+        [](const at::Tensor& x, const at::Tensor& y) { return at::mul(x, y); }, Plain::kMul);
   };
 }
 

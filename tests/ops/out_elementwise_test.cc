@@ -2,6 +2,12 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -300,6 +306,65 @@ TEST(OutElementwise, ChainReusesOutputs) {
       .expectKernel("aten::mul.Scalar", kOut)
       .expectKernel("aten::mul.Tensor", kOut)
       .expectKernel("aten::sub.Tensor", kOut)
+      .run();
+}
+
+// Same-shape contiguous fp32 add / sub (alpha 1) and mul run as a plain loop: bit-exact
+// with ATen on ordinary values, signed zeros, infinities and NaNs; the operands the loop
+// does not take (broadcast, non-contiguous, another dtype, alpha 2) still match.
+at::Tensor specials(std::vector<int64_t> shape, int seed) {
+  at::Tensor t = at::randn(shape) * 3;
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {0.f, -0.f, inf, -inf, std::nanf(""), 1e-40f, -3e38f, 3e38f};
+  for (size_t i = 0; i < v.size() && static_cast<int64_t>(i) < t.numel(); ++i)
+    t.view({-1})[(i * 7 + seed) % t.numel()] = v[i];
+  return t;
+}
+
+TEST(OutElementwise, SameShapeFloatLoopIsBitExact) {
+  Options loose;
+  loose.strict_inputs = false;
+  for (const char* op : {"aten::add", "aten::sub", "aten::mul"}) {
+    for (const char* alpha : {"1", "2"}) {
+      if (std::string(op) == "aten::mul" && std::string(alpha) == "2") continue;
+      SCOPED_TRACE(std::string(op) + " alpha " + alpha);
+      const bool has_alpha = std::string(op) != "aten::mul";
+      const std::string ir = binaryIR(op, has_alpha ? "  %alpha : int = prim::Constant[value=" + std::string(alpha) + "]()\n" : "",
+                                      has_alpha ? ", %alpha" : "");
+      if (std::string(alpha) == "1") {
+        auto m = Module::fromIR(ir, Options{}, "plain");
+        EXPECT_NE(kernelDetail(*m, std::string(op) + ".Tensor").find("a loop"), std::string::npos);
+      }
+      OpTester(ir)
+          .inputs({specials({4, 8}, 0), specials({4, 8}, 3)})
+          .inputs({specials({33}, 1), specials({33}, 5)})
+          .inputs({specials({5, 6}, 2), specials({1, 6}, 1)})           // broadcast
+          .inputs({specials({6, 5}, 2).t(), specials({5, 6}, 4)})       // non-contiguous
+          .inputs({specials({3, 3}, 0), specials({3, 3}, 1).to(at::kDouble)})  // promotion
+          .inputs({at::randint(-5, 5, {2, 2}, at::kInt), at::randint(-5, 5, {2, 2}, at::kInt)})
+          .inputs({at::randn({0, 3}), at::randn({0, 3})})
+          .tolerance(Tolerance{0, 0, 0})
+          .options(loose)
+          .expectKernel(std::string(op) + ".Tensor", kOut)
+          .run();
+    }
+  }
+}
+
+// The loop also writes into an operand (in-place reuse): a fresh, single-use product.
+TEST(OutElementwise, SameShapeFloatLoopInPlace) {
+  OpTester(R"IR(
+graph(%a : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %p : Tensor = aten::mul(%a, %b)
+  %q : Tensor = aten::add(%p, %b, %one)
+  %r : Tensor = aten::sub(%a, %q, %one)
+  %s : Tensor = aten::mul(%r, %a)
+  return (%s))IR")
+      .inputs({specials({4, 8}, 0), specials({4, 8}, 3)})
+      .inputs({specials({2, 8}, 1), specials({1, 8}, 2)})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::add.Tensor", KernelKind::kNative)
       .run();
 }
 
