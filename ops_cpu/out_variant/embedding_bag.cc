@@ -43,24 +43,26 @@ bool validOffsets(const index_t* off, int64_t num_offsets, int64_t n, bool inclu
   return include_last_offset ? off[num_offsets - 1] == n : off[num_offsets - 1] <= n;
 }
 
-// One bag: rows idx[start, end) of w (dim floats each) into dst.
-template <typename scalar_t, typename index_t>
+// One bag: rows idx[start, end) of w (dim values each) into dst. The mode and whether
+// there are per-sample weights are template arguments: the row loop has no branch but
+// the padding test (deepandwide-sized bags are a few rows of 16 floats).
+template <int64_t kMode, bool kWeighted, typename scalar_t, typename index_t>
 void reduceBag(const scalar_t* w, int64_t dim, const index_t* idx, const scalar_t* psw, int64_t start, int64_t end,
-               int64_t mode, int64_t padding_idx, scalar_t* dst) {
+               int64_t padding_idx, scalar_t* dst) {
   std::fill(dst, dst + dim, scalar_t(0));
   int64_t count = 0;
   for (int64_t i = start; i < end; ++i) {
     const int64_t r = idx[i];
     if (r == padding_idx) continue;
     const scalar_t* src = w + r * dim;
-    if (mode == kModeMax) {
+    if (kMode == kModeMax) {
       if (count == 0) {
         std::copy(src, src + dim, dst);
       } else {
         for (int64_t d = 0; d < dim; ++d)
           if (src[d] > dst[d]) dst[d] = src[d];
       }
-    } else if (psw) {
+    } else if (kWeighted) {
       const scalar_t s = psw[i];
       for (int64_t d = 0; d < dim; ++d) dst[d] = std::fma(s, src[d], dst[d]);
     } else {
@@ -68,9 +70,18 @@ void reduceBag(const scalar_t* w, int64_t dim, const index_t* idx, const scalar_
     }
     ++count;
   }
-  if (mode == kModeMean) {
+  if (kMode == kModeMean) {
     const scalar_t div = static_cast<scalar_t>(std::max<int64_t>(count, 1));
     for (int64_t d = 0; d < dim; ++d) dst[d] /= div;
+  }
+}
+
+template <int64_t kMode, bool kWeighted, typename scalar_t, typename index_t>
+void reduceAll(const scalar_t* w, int64_t dim, const index_t* idx, const index_t* off, const scalar_t* psw,
+               int64_t num_bags, int64_t num_offsets, int64_t n, int64_t padding_idx, scalar_t* o) {
+  for (int64_t bag = 0; bag < num_bags; ++bag) {
+    const int64_t end = (bag + 1 < num_offsets) ? static_cast<int64_t>(off[bag + 1]) : n;
+    reduceBag<kMode, kWeighted>(w, dim, idx, psw, static_cast<int64_t>(off[bag]), end, padding_idx, o + bag * dim);
   }
 }
 
@@ -94,10 +105,14 @@ bool reduceBags(const at::Tensor& weight, const at::Tensor& indices, const at::T
   const scalar_t* w = weight.data_ptr<scalar_t>();
   const scalar_t* ps = psw.defined() ? psw.data_ptr<scalar_t>() : nullptr;
   scalar_t* o = out.data_ptr<scalar_t>();
-  for (int64_t bag = 0; bag < num_bags; ++bag) {
-    const int64_t end = (bag + 1 < num_offsets) ? static_cast<int64_t>(off[bag + 1]) : n;
-    reduceBag(w, dim, idx, ps, static_cast<int64_t>(off[bag]), end, mode, padding_idx, o + bag * dim);
-  }
+  if (mode == kModeMax)
+    reduceAll<kModeMax, false>(w, dim, idx, off, ps, num_bags, num_offsets, n, padding_idx, o);
+  else if (mode == kModeMean)
+    reduceAll<kModeMean, false>(w, dim, idx, off, ps, num_bags, num_offsets, n, padding_idx, o);
+  else if (ps)
+    reduceAll<kModeSum, true>(w, dim, idx, off, ps, num_bags, num_offsets, n, padding_idx, o);
+  else
+    reduceAll<kModeSum, false>(w, dim, idx, off, ps, num_bags, num_offsets, n, padding_idx, o);
   return true;
 }
 
