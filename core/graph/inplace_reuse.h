@@ -9,6 +9,10 @@
 // the result fits the input (same dtype and shape, dense) and otherwise writes a fresh
 // tensor. Escape analysis and the memory planner treat the annotated input like a view
 // source of the output, so its lifetime covers the output's readers.
+//
+// Eval-mode dropout (train a constant false) is marked too: ATen returns its input
+// itself, and the mark is what tells escape analysis and the planner about that alias
+// (its kernel then hands the input on instead of copying it).
 namespace brisk {
 
 class Graph;
