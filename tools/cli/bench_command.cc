@@ -7,11 +7,17 @@
 // iterations per executor. Every iteration is timed on its own; percentiles are over
 // all rounds' iterations; the ratio is interpreter p50 / brisk p50 (>1: brisk faster),
 // also as the median of per-round ratios.
+//
+// A PT2 archive is compared with the interpreter on its TorchScript twin; without one
+// (reference.h) brisk is timed alone, checked against ep.module()'s saved outputs when
+// there are some, and the interpreter's row says why it is missing. PT2 archives also get
+// a NativeRT row saying whether this build and libtorch have NativeRT (nativert_probe.h).
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "core/common/error.h"
+#include "core/frontend/pt2/pt2.h"
 #include "core/frontend/model_inputs.h"
 #include "tools/cli/bench_rounds.h"
 #include "tools/cli/commands.h"
@@ -21,8 +27,10 @@
 #include "tools/cli/memory_comparison.h"
 #include "tools/cli/memory_probe.h"
 #include "tools/cli/module_stats.h"
+#include "tools/cli/nativert_probe.h"
 #include "tools/cli/options_flags.h"
 #include "tools/cli/profile_flags.h"
+#include "tools/cli/reference.h"
 #include "tools/cli/settings.h"
 #include "tools/cli/stats.h"
 #include "tools/cli/threading_bench.h"
@@ -73,8 +81,11 @@ struct BenchSetup {
   std::string inputs_path;
   ModelInputs inputs;
   LoadedModel brisk;
-  std::unique_ptr<JitReference> interpreter;
+  Reference reference;
+  std::unique_ptr<JitReference> interpreter;  // null unless reference.kind is kInterpreter
   double interpreter_load_ms = 0;
+  bool pt2 = false;
+  std::string nativert;  // PT2 archives: why NativeRT has no row of numbers
   Settings settings;
 };
 
@@ -90,7 +101,8 @@ struct BenchTiming {
 
 // Everything `--json` writes besides the setup and the timing.
 struct BenchOutcome {
-  std::string diff;  // "" when brisk's output matches the interpreter's
+  bool checked = false;  // false: no reference to check against
+  std::string diff;      // "" when brisk's output matches the reference's
   LatencySummary brisk, interpreter;
   double ratio = 0, round_ratio = 0;
   ModuleStats after;
@@ -104,8 +116,10 @@ void printHeader(const BenchSetup& b) {
             << "settings: " << describeSettings(b.settings) << "\n"
             << "options: " << describeOptions(b.options) << "\n"
             << "plugins: " << describePlugins() << "\n"
-            << "model: " << moduleStatsText(b.brisk.module->stats()) << " (brisk load "
-            << fixed(b.brisk.load_ms, 1) << " ms, interpreter load " << fixed(b.interpreter_load_ms, 1) << " ms)\n";
+            << "model: " << moduleStatsText(b.brisk.module->stats()) << " (brisk load " << fixed(b.brisk.load_ms, 1)
+            << " ms" << (b.interpreter ? ", interpreter load " + fixed(b.interpreter_load_ms, 1) + " ms" : "")
+            << ")\n";
+  if (!b.interpreter) std::cout << "reference: " << b.reference.no_interpreter << "\n";
   if (b.settings.glibc_tunables == "unset")
     std::cout << "note: GLIBC_TUNABLES unset: glibc malloc may return and re-fault large blocks every run\n";
   std::cout.flush();
@@ -114,16 +128,25 @@ void printHeader(const BenchSetup& b) {
 // Correctness once, before timing (on fresh copies, in case the model mutates them).
 // Returns the difference ("" when none); a difference is a warning, not an error, so the
 // timings are still shown, but it goes to stderr too so that it is not missed.
-std::string checkOutputs(const BenchSetup& b) {
+std::string checkOutputs(const BenchSetup& b, BenchOutcome& o) {
+  const std::string name = referenceName(b.reference);
+  if (b.reference.kind == Reference::Kind::kNone) {
+    std::cout << "check: none: " << b.reference.why_none << "\n";
+    return "";
+  }
   ModelInputs a = cloneInputs(b.inputs);
   const c10::IValue got = b.brisk.module->run(std::move(a.args), a.kwargs);
-  const c10::IValue expected = runInterpreter(*b.interpreter, cloneInputs(b.inputs), b.brisk.location.path);
+  const c10::IValue expected = b.interpreter
+                                   ? runInterpreter(*b.interpreter, cloneInputs(b.inputs), b.brisk.location.path)
+                                   : loadSavedOutputs(b.reference.path);
+  o.checked = true;
   const std::string diff = compareIValues(got, expected);
+  const std::string source = b.interpreter ? "" : " (" + b.reference.path + ")";
   if (diff.empty()) {
-    std::cout << "check: brisk's output matches the TorchScript interpreter\n";
+    std::cout << "check: brisk's output matches " << name << source << "\n";
   } else {
-    std::cout << "check: WARNING: brisk's output DIFFERS from the TorchScript interpreter: " << diff << "\n";
-    std::cerr << "brisk: WARNING: brisk's output DIFFERS from the TorchScript interpreter: " << diff
+    std::cout << "check: WARNING: brisk's output DIFFERS from " << name << source << ": " << diff << "\n";
+    std::cerr << "brisk: WARNING: brisk's output DIFFERS from " << name << ": " << diff
               << " (timings below are of a wrong result)" << std::endl;
   }
   return diff;
@@ -132,8 +155,11 @@ std::string checkOutputs(const BenchSetup& b) {
 // Warm-up and the rotating rounds, printing the plan and the per-round table.
 void timeExecutors(const BenchFlags& f, const BenchSetup& b, BenchTiming& t) {
   t.brisk.run = [&] { (void)b.brisk.module->run(b.inputs.args, b.inputs.kwargs); };
-  t.interpreter.run = [&] { (void)b.interpreter->run(b.inputs); };
-  std::vector<Executor*> execs{&t.brisk, &t.interpreter};
+  std::vector<Executor*> execs{&t.brisk};
+  if (b.interpreter) {
+    t.interpreter.run = [&] { (void)b.interpreter->run(b.inputs); };
+    execs.push_back(&t.interpreter);
+  }
   // --compare-planning: the same model without memory planning, third in the rotation.
   if (f.mem.compare_planning) {
     Options o = b.options;
@@ -143,19 +169,28 @@ void timeExecutors(const BenchFlags& f, const BenchSetup& b, BenchTiming& t) {
     execs.push_back(&t.unplanned);
   }
   for (Executor* e : execs) warmUp(*e, f.warmup);
-  std::cout << "warmup: " << t.brisk.warmup_iters << " brisk, " << t.interpreter.warmup_iters
-            << " interpreter iterations" << (f.warmup < 0 ? " (auto)" : "") << "\n"
+  std::cout << "warmup: " << t.brisk.warmup_iters << " brisk"
+            << (b.interpreter ? ", " + std::to_string(t.interpreter.warmup_iters) + " interpreter" : "")
+            << " iterations" << (f.warmup < 0 ? " (auto)" : "") << "\n"
             << "plan: " << f.rounds << " rounds x "
             << (f.iters > 0 ? std::to_string(f.iters) + " iterations" : "~" + fixed(f.seconds * 1e3, 0) + " ms")
             << " per executor, rotating order\n\n";
-  t.rounds_json = runRounds(execs, f.rounds, f.iters, f.seconds, std::cout);
+  t.rounds_json = runRounds(execs, b.interpreter ? &t.interpreter : nullptr, f.rounds, f.iters, f.seconds, std::cout);
 }
 
-// The latency table and the interpreter/brisk ratio.
-void printSummary(const BenchTiming& t, BenchOutcome& o) {
+// The latency table and the interpreter/brisk ratio; without an interpreter, its row
+// says why, and PT2 archives get NativeRT's row.
+void printSummary(const BenchSetup& b, const BenchTiming& t, BenchOutcome& o) {
   o.brisk = summarize(t.brisk.latencies_us);
-  o.interpreter = summarize(t.interpreter.latencies_us);
-  std::cout << "\n" << summaryHeader() << summaryRow("brisk", o.brisk) << summaryRow("interpreter", o.interpreter);
+  std::cout << "\n" << summaryHeader() << summaryRow("brisk", o.brisk);
+  if (b.interpreter) {
+    o.interpreter = summarize(t.interpreter.latencies_us);
+    std::cout << summaryRow("interpreter", o.interpreter);
+  } else {
+    std::cout << padRight("interpreter", 13) << "not run: " << b.reference.no_interpreter << "\n";
+  }
+  if (b.pt2) std::cout << padRight("nativert", 13) << "not run: " << b.nativert << "\n";
+  if (!b.interpreter) return;
   o.ratio = o.interpreter.p50_us / o.brisk.p50_us;
   o.round_ratio = median(roundRatios(t.interpreter, t.brisk));
   std::cout << "\nratio interpreter_p50/brisk_p50: " << fixed(o.ratio, 3)
@@ -186,13 +221,32 @@ void runExtras(const BenchFlags& f, const BenchSetup& b, const std::vector<std::
         runSerialBaseline(module, b.brisk.location.path, b.options, b.inputs, f.rounds, f.seconds, std::cout);
   if (f.thr.callers > 0)
     o.callers_json = runCallersThroughput(module, b.inputs, f.thr.callers, f.rounds, f.seconds, std::cout);
-  if (f.mem.memory) o.memory_json = runMemoryComparison(f.mem, args, std::cout);
+  if (f.mem.memory) o.memory_json = runMemoryComparison(f.mem, args, b.interpreter != nullptr, std::cout);
+}
+
+const char* kindName(Reference::Kind k) {
+  switch (k) {
+    case Reference::Kind::kInterpreter: return "interpreter";
+    case Reference::Kind::kSavedOutputs: return "saved_outputs";
+    case Reference::Kind::kNone: break;
+  }
+  return "none";
+}
+
+std::string referenceJson(const Reference& r) {
+  return json::Object()
+      .add("kind", json::str(kindName(r.kind)))
+      .add("path", r.path.empty() ? "null" : json::str(r.path))
+      .add("no_interpreter", r.no_interpreter.empty() ? "null" : json::str(r.no_interpreter))
+      .add("why_none", r.why_none.empty() ? "null" : json::str(r.why_none))
+      .done();
 }
 
 void writeJson(const std::string& path, const BenchFlags& f, const BenchSetup& b, const BenchTiming& t,
                const BenchOutcome& o) {
   std::ofstream out(path);
   if (!out) throw Error("cannot write JSON file: " + path);
+  const bool interp = b.interpreter != nullptr;
   out << json::Object()
              .add("model", json::str(b.brisk.location.name))
              .add("model_path", json::str(b.brisk.location.path))
@@ -202,20 +256,24 @@ void writeJson(const std::string& path, const BenchFlags& f, const BenchSetup& b
              .add("plugins", json::str(describePlugins()))
              .add("model_stats", moduleStatsJson(o.after))
              .add("brisk_load_ms", json::num(b.brisk.load_ms))
-             .add("interpreter_load_ms", json::num(b.interpreter_load_ms))
-             .add("check_match", json::boolean(o.diff.empty()))
+             .add("interpreter_load_ms", interp ? json::num(b.interpreter_load_ms) : "null")
+             .add("reference", referenceJson(b.reference))
+             .add("check_match", o.checked ? json::boolean(o.diff.empty()) : "null")
              .add("check_difference", json::str(o.diff))
              .add("warmup", json::Object()
                                 .add("brisk", json::num(static_cast<long long>(t.brisk.warmup_iters)))
-                                .add("interpreter", json::num(static_cast<long long>(t.interpreter.warmup_iters)))
+                                .add("interpreter", interp ? json::num(static_cast<long long>(t.interpreter.warmup_iters))
+                                                           : "null")
                                 .done())
              .add("iters_per_round", f.iters > 0 ? json::num(static_cast<long long>(f.iters)) : "null")
              .add("seconds_per_round", f.iters > 0 ? "null" : json::num(f.seconds))
              .add("rounds", json::array(t.rounds_json))
              .add("brisk", summaryJson(o.brisk))
-             .add("interpreter", summaryJson(o.interpreter))
-             .add("ratio_p50", json::num(o.ratio))
-             .add("ratio_round_median", json::num(o.round_ratio))
+             .add("interpreter", interp ? summaryJson(o.interpreter) : "null")
+             .add("ratio_p50", interp ? json::num(o.ratio) : "null")
+             .add("ratio_round_median", interp ? json::num(o.round_ratio) : "null")
+             .add("nativert", b.pt2 ? json::Object().add("ran", "false").add("reason", json::str(b.nativert)).done()
+                                    : "null")
              .add("profile", o.profile_json)
              .add("serial_baseline", o.serial_json)
              .add("callers", o.callers_json)
@@ -237,7 +295,10 @@ std::string benchUsage(bool common) {
   return "brisk bench [MODEL] [--inputs FILE] [--warmup N] [--iters N] [--rounds N] [--seconds S] [--json FILE] [flags]\n"
          "  Times brisk and the TorchScript interpreter (same frozen model, same inputs) in one\n"
          "  process: warm-up, then rounds in rotating order; prints p50/p90/p99 latency (us),\n"
-         "  throughput and the interpreter/brisk p50 ratio (>1: brisk faster). Runs with ONE\n"
+         "  throughput and the interpreter/brisk p50 ratio (>1: brisk faster). A PT2 archive is\n"
+         "  compared with the interpreter on its TorchScript twin <stem>.pt; without one brisk is\n"
+         "  timed alone (checked against ep.module()'s saved <stem>.pt2.expected.pt if present),\n"
+         "  and a NativeRT row says whether this build and libtorch have NativeRT. Runs with ONE\n"
          "  intra-op thread unless --threads N is given (MKL's GEMMs follow it); for comparable\n"
          "  numbers also export\n"
          "  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736\n"
@@ -268,17 +329,22 @@ int benchCommand(const std::vector<std::string>& args) {
   if (!f.mem.child.empty())
     return memoryProbeChild(f.mem.child, location.path, b.inputs, b.options, f.mem.memory_iters);
   b.brisk = loadModel(location, b.options);
-  const double t0 = nowSeconds();
-  b.interpreter = std::make_unique<JitReference>(referencePath(location), b.options.optimize_numerics);
-  b.interpreter_load_ms = (nowSeconds() - t0) * 1e3;
+  b.reference = findReference(location, b.inputs_path);
+  if (b.reference.kind == Reference::Kind::kInterpreter) {
+    const double t0 = nowSeconds();
+    b.interpreter = std::make_unique<JitReference>(b.reference.path, b.options.optimize_numerics);
+    b.interpreter_load_ms = (nowSeconds() - t0) * 1e3;
+  }
+  b.pt2 = isPt2Archive(location.path);
+  if (b.pt2) b.nativert = describeNativeRt(probeNativeRt());
   b.settings = currentSettings();
   printHeader(b);
 
   BenchOutcome o;
-  o.diff = checkOutputs(b);
+  o.diff = checkOutputs(b, o);
   BenchTiming t;
   timeExecutors(f, b, t);
-  printSummary(t, o);
+  printSummary(b, t, o);
   if (f.mem.compare_planning) o.planning_json = printPlanningComparison(t, o.brisk);
   // After the timed runs the memory plan exists: report it too.
   o.after = b.brisk.module->stats();

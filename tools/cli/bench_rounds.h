@@ -25,10 +25,12 @@ void warmUp(Executor& e, int64_t warmup);
 
 // `rounds` rounds; in each, every executor times a block of `iters` iterations (iters
 // <= 0: about `seconds`), starting one executor further along each round. execs[0] is
-// brisk and execs[1] the interpreter: the table printed to `os` shows their p50 and
-// ratio per round. Returns the rounds as JSON objects.
-std::vector<std::string> runRounds(const std::vector<Executor*>& execs, int64_t rounds, int64_t iters,
-                                   double seconds, std::ostream& os);
+// brisk; `interpreter` is one of `execs`, or null when the model has no interpreter
+// reference (a PT2 archive without a TorchScript twin). The table printed to `os` shows
+// brisk's p50 per round, and the interpreter's and their ratio when there is one.
+// Returns the rounds as JSON objects.
+std::vector<std::string> runRounds(const std::vector<Executor*>& execs, const Executor* interpreter, int64_t rounds,
+                                   int64_t iters, double seconds, std::ostream& os);
 
 // Per round, `slower`'s p50 over `faster`'s.
 std::vector<double> roundRatios(const Executor& slower, const Executor& faster);

@@ -1,9 +1,5 @@
 #include "tools/cli/common.h"
 
-#include <cstring>
-
-#include "core/frontend/pt2/pt2.h"
-
 #include "core/common/error.h"
 #include "core/kernels/plugin_loader.h"
 #include "tools/cli/flags.h"
@@ -43,19 +39,6 @@ std::string modelArg(const std::vector<std::string>& positional, const char* com
   if (positional.size() > 1)
     throw UsageError(std::string("'brisk ") + command + "' takes at most one MODEL, got '" + positional[1] + "'");
   return positional.empty() ? "" : positional[0];
-}
-
-std::string referencePath(const ModelLocation& model) {
-  if (!isPt2Archive(model.path)) return model.path;
-  std::string stem = model.path;
-  for (const char* suffix : {".pt2", ".core", ".dyn"})
-    if (stem.size() > std::strlen(suffix) && stem.compare(stem.size() - std::strlen(suffix), std::string::npos, suffix) == 0)
-      stem.resize(stem.size() - std::strlen(suffix));
-  const std::string twin = stem + ".pt";
-  if (!isFile(twin))
-    throw Error("model " + model.path + ": a PT2 archive is checked against the TorchScript interpreter on its twin " +
-                twin + " (same weights), which does not exist; NativeRT is not part of this libtorch");
-  return twin;
 }
 
 }  // namespace brisk::cli

@@ -27,13 +27,6 @@ LoadedModel loadModel(const ModelLocation& location, const Options& options);
 // fault, not brisk's, and the CLI prints brisk::Errors as one line.
 c10::IValue runInterpreter(const JitReference& ref, const ModelInputs& inputs, const std::string& model_path);
 
-// The TorchScript file the interpreter reference runs: the model itself, or for a PT2
-// archive its TorchScript twin with the same weights (<stem>.pt beside it, where
-// <stem> drops ".core"/".dyn": the zoo writes both from one module). NativeRT, PT2's
-// own runtime, is not part of the PyPI libtorch brisk links. Throws brisk::Error when a
-// PT2 archive has no twin.
-std::string referencePath(const ModelLocation& model);
-
 // "plugins loaded: ops_cpu (/path/libbrisk_ops_cpu.so)" style list; "none" when empty.
 std::string describePlugins();
 

@@ -92,8 +92,9 @@ std::string memoryRowJson(const std::string& executor, const MemoryRow& row) {
 }  // namespace
 
 std::string runMemoryComparison(const MemoryBenchFlags& flags, const std::vector<std::string>& bench_args,
-                                std::ostream& out) {
-  std::vector<std::string> executors{kProbeBrisk, kProbeInterpreter};
+                                bool with_interpreter, std::ostream& out) {
+  std::vector<std::string> executors{kProbeBrisk};
+  if (with_interpreter) executors.push_back(kProbeInterpreter);
   if (flags.compare_planning) executors.push_back(kProbeBriskNoPlanning);
   // The child must measure the same inputs and iteration count as asked here.
   std::vector<std::string> args = bench_args;
@@ -114,15 +115,16 @@ std::string runMemoryComparison(const MemoryBenchFlags& flags, const std::vector
     printMemoryRow(executors[e], rows.back(), out);
     rows_json.push_back(memoryRowJson(executors[e], rows.back()));
   }
-  const double ratio = rows[1].peak != 0 ? rows[0].peak / rows[1].peak : 0.0;
-  out << "memory ratio brisk/interpreter (peak increase): " << fixed(ratio, 3) << " (<1 means brisk uses less)\n";
+  const double ratio = with_interpreter && rows[1].peak != 0 ? rows[0].peak / rows[1].peak : 0.0;
+  if (with_interpreter)
+    out << "memory ratio brisk/interpreter (peak increase): " << fixed(ratio, 3) << " (<1 means brisk uses less)\n";
   out.flush();
   return json::Object()
       .add("processes_per_executor", json::num(static_cast<long long>(flags.memory_runs)))
       .add("inferences_per_process", json::num(static_cast<long long>(flags.memory_iters)))
       .add("settings", settingsJson(settings))
       .add("executors", json::array(rows_json))
-      .add("ratio_brisk_interpreter", json::num(ratio))
+      .add("ratio_brisk_interpreter", with_interpreter ? json::num(ratio) : "null")
       .done();
 }
 

@@ -18,9 +18,11 @@
 
 #include "core/common/error.h"
 #include "core/executor/module.h"
+#include "core/frontend/pt2/pt2.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
 #include "tools/cli/format.h"
+#include "tools/cli/reference.h"
 #include "tools/jit_reference.h"
 
 namespace brisk::cli {
@@ -120,7 +122,9 @@ int memoryProbeChild(const std::string& executor, const std::string& model_path,
     module = Module::load(model_path, o);
     run = [&] { (void)module->run(inputs.args, inputs.kwargs); };
   } else if (executor == kProbeInterpreter) {
-    ref = std::make_unique<JitReference>(referencePath(ModelLocation{model_path, "", false}), options.optimize_numerics);
+    // The parent asks for this child only when the model has an interpreter reference.
+    const std::string ts = isPt2Archive(model_path) ? torchScriptTwin(model_path) : model_path;
+    ref = std::make_unique<JitReference>(ts, options.optimize_numerics);
     run = [&] { (void)ref->run(inputs); };
   } else {
     throw UsageError("--memory-probe-child: unknown executor '" + executor + "' (brisk, brisk_no_planning, interpreter)");

@@ -8,6 +8,7 @@
 #include "tools/cli/format.h"
 #include "tools/cli/module_stats.h"
 #include "tools/cli/options_flags.h"
+#include "tools/cli/reference.h"
 #include "tools/cli/settings.h"
 #include "tools/cli/timing.h"
 #include "tools/ivalue_compare.h"
@@ -24,7 +25,8 @@ struct RunFlags {
 
   void addOwn(FlagParser& p) {
     p.addString("inputs", &inputs, "FILE", "inputs file (default: the model's <model>.inputs.pt)");
-    p.addBool("check", &check, "also run the TorchScript interpreter and compare (exit 1 if different)");
+    p.addBool("check", &check, "also compare with the TorchScript interpreter (a PT2 archive: on its TorchScript twin <stem>.pt, else with "
+                "ep.module()'s outputs saved beside it as <stem>.pt2.expected.pt); exit 1 if different");
   }
   void addAll(FlagParser& p) {
     addOwn(p);
@@ -63,6 +65,11 @@ int runCommand(const std::vector<std::string>& args) {
   const ModelLocation location = locateModel(model_arg);
   const std::string inputs_path = locateInputs(location, f.inputs);
   ModelInputs inputs = loadInputs(inputs_path);
+  // The reference is found before anything runs: a --check that cannot be done is the
+  // user's error (exit 2), not a run whose result is then left unchecked.
+  const Reference ref = f.check ? findReference(location, inputs_path) : Reference{};
+  if (f.check && ref.kind == Reference::Kind::kNone)
+    throw Error("model " + location.path + ": cannot --check: " + ref.no_interpreter + "; " + ref.why_none);
   LoadedModel m = loadModel(location, options);
   std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"
             << "inputs: " << inputs_path << "\n"
@@ -77,15 +84,22 @@ int runCommand(const std::vector<std::string>& args) {
   std::cout.flush();
 
   if (!f.check) return kExitOk;
-  JitReference ref(referencePath(m.location), options.optimize_numerics);
-  const c10::IValue expected = runInterpreter(ref, inputs, m.location.path);
+  c10::IValue expected;
+  if (ref.kind == Reference::Kind::kInterpreter) {
+    JitReference interpreter(ref.path, options.optimize_numerics);
+    expected = runInterpreter(interpreter, inputs, m.location.path);
+  } else {
+    std::cout << "reference: " << ref.no_interpreter << "; checking against " << referenceName(ref) << " "
+              << ref.path << "\n";
+    expected = loadSavedOutputs(ref.path);
+  }
   std::string diff = compareIValues(out, expected);
   if (diff.empty()) {
-    std::cout << "check: matches the TorchScript interpreter\n";
+    std::cout << "check: matches " << referenceName(ref) << "\n";
     return kExitOk;
   }
-  std::cout << "check: DIFFERS from the TorchScript interpreter: " << diff << "\n"
-            << "interpreter output: " << summarizeIValue(expected) << "\n";
+  std::cout << "check: DIFFERS from " << referenceName(ref) << ": " << diff << "\n"
+            << "reference output: " << summarizeIValue(expected) << "\n";
   return kExitMismatch;
 }
 
