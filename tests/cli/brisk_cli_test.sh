@@ -185,6 +185,64 @@ expect_error 2 "run mlp --inputs $TMP/proto4.inputs.pt" "pickle protocol above 2
 expect_error 2 "run mlp --inputs $TMP/legacy.inputs.pt" "legacy format"
 expect_ok "run $TMP/complex.pt --check" "^output: Tensor\[2\] ComplexFloat sum=4-6j$" "^check: matches"
 
+# --- PT2 archives: references without a TorchScript twin, NativeRT's row ------------------
+# A zoo archive with a twin (mlp.pt) is checked against the interpreter; NativeRT's row
+# says why it did not run. TorchScript models get no NativeRT row.
+expect_ok "bench mlp.pt2 --rounds 1 --iters 2 --warmup 1" "^check: brisk's output matches the TorchScript interpreter$" \
+  "^interpreter +2 +[0-9.]+" "^nativert +not run: (not in this libtorch|NativeRT is present|the loaded )" \
+  "^ratio interpreter_p50/brisk_p50: "
+run_brisk bench mlp --rounds 1 --iters 1 --warmup 0
+grep -q '^nativert' "$OUT" && fail "bench mlp (TorchScript): has a NativeRT row"
+# The zoo's extra programs have no twin: checked against ep.module()'s saved outputs.
+TWINLESS='no TorchScript twin .*/(cond_model|pytree_io)\.pt: PT2 references come from ep\.module\(\) in tools/bench:compare'
+expect_ok "run cond_model.pt2 --check" \
+  "^reference: $TWINLESS; checking against ep\.module\(\)'s saved outputs .*/cond_model\.pt2\.expected\.pt$" \
+  "^check: matches ep\.module\(\)'s saved outputs$"
+expect_ok "run pytree_io.pt2 --check" "^check: matches ep\.module\(\)'s saved outputs$"
+expect_ok "run cond_model.core.pt2 --check --inputs $ZOO/cond_model.inputs2.pt" \
+  "saved outputs .*/cond_model\.pt2\.inputs2\.expected\.pt$" "^check: matches ep\.module\(\)'s saved outputs$"
+expect_error 2 "run pytree_io.pt2 --check --inputs $TMP/plain.inputs.pt" \
+  "cannot --check: $TWINLESS; saved ep\.module\(\) outputs .* exist only for the archive's own inputs files"
+expect_ok "bench cond_model.pt2 --rounds 2 --iters 2 --warmup 1 --json $TMP/pt2.json" "^reference: $TWINLESS$" \
+  "^check: brisk's output matches ep\.module\(\)'s saved outputs \(.*/cond_model\.pt2\.expected\.pt\)$" \
+  "^round +first +brisk_p50_us$" "^brisk +4 +[0-9.]+" "^interpreter +not run: $TWINLESS$" "^nativert +not run: "
+grep -q '^ratio' "$OUT" && fail "bench cond_model.pt2: a ratio without an interpreter"
+grep -q '"interpreter": null, "ratio_p50": null' "$TMP/pt2.json" || fail "bench cond_model.pt2 --json: interpreter, ratio"
+grep -q '"reference": {"kind": "saved_outputs"' "$TMP/pt2.json" || fail "bench cond_model.pt2 --json: reference"
+grep -q '"nativert": {"ran": false, "reason": "' "$TMP/pt2.json" || fail "bench cond_model.pt2 --json: nativert"
+# A user's archive (torch.export.save, no twin, no saved outputs): run --check is a user
+# error; bench times brisk alone and says why nothing checks it.
+/opt/brisk/venv/bin/python3 - "$TMP" <<'PY' || fail "writing the torch.export.save archive"
+import sys, torch
+d = sys.argv[1]
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 3)
+    def forward(self, x):
+        return torch.relu(self.fc(x))
+torch.manual_seed(0)
+x = torch.randn(2, 6)
+torch.export.save(torch.export.export(Net().eval(), (x,)), f"{d}/user.pt2")
+torch.save({"args": [x], "kwargs": {}}, f"{d}/user.inputs.pt")
+PY
+expect_error 2 "run $TMP/user.pt2 --check" \
+  "cannot --check: no TorchScript twin $TMP/user\.pt: .*; no saved ep\.module\(\) outputs $TMP/user\.pt2\.expected\.pt"
+expect_ok "run $TMP/user.pt2" "^output: Tensor\[2, 3\] Float"
+expect_ok "bench $TMP/user.pt2 --rounds 1 --iters 2 --warmup 0 --memory --memory-runs 1 --memory-iters 2" \
+  "^check: none: no saved ep\.module\(\) outputs" "^interpreter +not run: no TorchScript twin $TMP/user\.pt: " \
+  "^nativert +not run: " "^brisk +\+[0-9.]+"
+grep -qE '^interpreter +\+|^memory ratio' "$OUT" && fail "bench user.pt2 --memory: measured an interpreter that is not there"
+# Saved outputs that are damaged, or hold other values.
+echo "not a torch.save file" >"$TMP/user.pt2.expected.pt"
+expect_error 2 "run $TMP/user.pt2 --check" "saved outputs file '$TMP/user\.pt2\.expected\.pt'"
+cp "$ZOO/cond_model.pt2" "$TMP/wrong.pt2"
+cp "$ZOO/cond_model.inputs.pt" "$TMP/wrong.inputs.pt"
+cp "$ZOO/cond_model.pt2.inputs2.expected.pt" "$TMP/wrong.pt2.expected.pt"
+run_brisk run "$TMP/wrong.pt2" --check
+[[ $rc -eq 1 ]] || fail "run wrong.pt2 --check: exit $rc, expected 1"
+grep -q "^check: DIFFERS from ep.module()'s saved outputs: " "$OUT" || fail "run wrong.pt2 --check: no DIFFERS line"
+
 if [[ $failures -ne 0 ]]; then
   echo "$failures check(s) failed"
   exit 1

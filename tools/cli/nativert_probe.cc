@@ -49,13 +49,14 @@ std::string describeNativeRt(const NativeRtProbe& p) {
     return "NativeRT is present (" + header + " at build time, torch::nativert::ModelRunner in " + p.library +
            "); brisk bench does not run it: tools/bench:compare's nativert executor does";
   }
-  std::string where = p.libraries.empty() ? "no libtorch*.so is loaded" : "the loaded " + join(p.libraries, ", ");
-  std::string libs = p.libraries.empty() ? where
-                     : p.other_symbol.empty()
-                         ? where + " define no torch::nativert symbol"
-                         : where + " define torch::nativert symbols (" + p.other_symbol + ") but no ModelRunner";
+  const char* verb = p.libraries.size() == 1 ? " defines " : " define ";
+  std::string libs = p.libraries.empty()       ? "no libtorch*.so is loaded"
+                     : p.other_symbol.empty() ? "the loaded " + join(p.libraries, ", ") + verb + "no torch::nativert symbol"
+                                              : "the loaded " + join(p.libraries, ", ") + verb + "torch::nativert symbols (" +
+                                                    p.other_symbol + ") but no ModelRunner";
   if (!p.scan_error.empty()) libs += " (" + p.scan_error + ")";
-  return std::string("not in this libtorch: ") + (p.header ? header + " was there at build time, but " : "no " + header + " at build time, and ") + libs;
+  return "not in this libtorch: " +
+         (p.header ? header + " was there at build time, but " : "no " + header + " at build time, and ") + libs;
 }
 
 }  // namespace brisk::cli
