@@ -111,6 +111,11 @@ class QuickRun(unittest.TestCase):
             # Without the shim Static Runtime can deadlock on inception_fork (sr_shim.cc).
             self.assertIn("sr_shim", r["executors"]["static_runtime"]["source"])
             self.assertGreater(r["executors"]["brisk_cpp"]["p50_us"], 0)
+            # ep.module() and brisk (PT2) run the same archive; their ratio is in the summary.
+            self.assertIn("torch.export.export + package_pt2", r["executors"]["ep_module"]["source"])
+            self.assertIn("torch.export.export + package_pt2", r["executors"]["brisk_pt2"]["source"])
+            self.assertGreater(r["pt2_ratio"]["ratio"], 0)
+            self.assertEqual(len(r["pt2_ratio"]["ratio_rounds"]), 1)
             self.assertEqual(len(r["executors"]["brisk_cpp"]["ratio_rounds"]), 1)
             for name in COMPILED:
                 self.assertNotIn(name, r["executors"])
@@ -134,8 +139,11 @@ class QuickRun(unittest.TestCase):
             md = f.read()
         openvino = "" if UNDER_ASAN else "OpenVINO | "
         self.assertIn("| model | batch | eager | interpreter (frozen) | interpreter + optimize_for_inference | "
-                      "Static Runtime | NativeRT | ONNX Runtime | " + openvino + "brisk | brisk (PT2) | brisk, C++ loop | "
-                      "best other runtime (µs) | brisk / best other | outputs agree |", md)
+                      "Static Runtime | NativeRT | ep.module() (PT2) | ONNX Runtime | " + openvino + "brisk | brisk (PT2) | "
+                      "brisk, C++ loop | best other runtime (µs) | brisk / best other | brisk (PT2) / ep.module() | "
+                      "outputs agree |", md)
+        # Every case has its brisk (PT2) / ep.module() ratio in that column.
+        self.assertRegex(md, r"\n\| mlp \| 1 \|.*\| [0-9.]+ \| [0-9.]+ \| yes \|\n")
         self.assertRegex(md, r"\n\| mlp \| 1 \| [0-9.]+ \([0-9.]+\) \|")
         self.assertIn("## Build time", md)
         self.assertIn("## Peak memory", md)
@@ -198,6 +206,17 @@ class Helpers(unittest.TestCase):
         self.assertEqual(best["name"], "onnxruntime")
         self.assertAlmostEqual(best["brisk_ratio"], 0.65)
         self.assertIsNone(compare.best_other({"brisk": ex(10.0)}))
+
+    def test_pt2_ratio(self):
+        def ex(rounds, available=True):
+            return {"available": available, "round_p50_us": rounds}
+        r = compare.pt2_ratio({"brisk_pt2": ex([10.0, 30.0, 20.0]), "ep_module": ex([20.0, 30.0, 80.0])})
+        self.assertEqual(r["ratio_rounds"], [0.5, 1.0, 0.25])
+        self.assertEqual(r["ratio"], 0.5)
+        self.assertIsNone(compare.pt2_ratio({"brisk_pt2": ex([10.0]), "ep_module": ex([], available=False)}))
+        self.assertIsNone(compare.pt2_ratio({"brisk_pt2": ex([10.0])}))
+        self.assertIn("ep_module", compare.PT2_EXECUTORS)
+        self.assertIn("ep_module", compare.OTHERS)
 
     def test_compare_outputs(self):
         a = torch.ones(3)

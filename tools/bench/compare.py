@@ -14,7 +14,11 @@ For each model and batch size it times, in one process and on the same inputs:
   openvino           openvino.convert_model of the eager module, compiled for CPU
   inductor           torch.compile (max-autotune-no-cudagraphs, freezing)
   aotinductor        torch.export + aoti_compile_and_package, aoti_load_package
+  nativert           torch._C._nativert.PyModelRunner on a PT2 archive of the eager module
+                     (where this torch has more than its stub)
+  ep_module          torch.export.load(<that archive>).module(): PyTorch's own way to run it
   brisk              the brisk binding (import brisk), default options
+  brisk_pt2          the brisk binding on the same PT2 archive
 (see build_onnxruntime and the other builders for each runtime's settings; each gets one
 thread). Every executor is called the same way from Python; all but eager under
 torch.no_grad(). After warm-up, each round times a block of ~--seconds per executor, in
@@ -120,12 +124,15 @@ QUICK_CASES = ["mlp:b1", "chain_add100:b1", "inception_fork:b1"]
 
 # NativeRT is Static Runtime's successor for torch.export programs: it runs the same
 # PT2 archive as brisk (PT2). Where the installed torch lacks it, its column says why.
-PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime", "nativert"]
+# ep_module is the same archive loaded back with torch.export.load and run as
+# ep.module(): what a PT2 user runs without either runtime, and brisk (PT2)'s own
+# reference (the pt2_ratio of each case).
+PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime", "nativert", "ep_module"]
 # What a user would pick instead of brisk.
 OTHER_RUNTIMES = ["onnxruntime", "openvino", "inductor", "aotinductor"]
 # brisk on the TorchScript file, and on a PT2 archive of the same module and weights.
 BRISK_EXECUTORS = ["brisk", "brisk_pt2"]
-PT2_EXECUTORS = ["nativert", "brisk_pt2"]
+PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2"]
 EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + BRISK_EXECUTORS
 TIMED = EXECUTORS + ["brisk_cpp"]  # brisk_cpp: the brisk Module timed by its C++ loop
 # Everything but brisk itself: the candidates for "best other runtime".
@@ -137,6 +144,7 @@ LABELS = {
     "interpreter_ofi": "interpreter + optimize_for_inference",
     "static_runtime": "Static Runtime",
     "nativert": "NativeRT",
+    "ep_module": "ep.module() (PT2)",
     "onnxruntime": "ONNX Runtime",
     "openvino": "OpenVINO",
     "inductor": "Inductor",
@@ -280,7 +288,7 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
     e = Executor(name)
     path = zoo_file(zoo, case, ".pt")
     if name in PT2_EXECUTORS:
-        # The export is shared by both PT2 executors, so it is not either one's load time.
+        # The export is shared by the PT2 executors, so it is not any one's load time.
         try:
             path, export_s = _pt2_archive(zoo, case, args, kwargs, workdir)
         except Exception as ex:  # noqa: BLE001 - reported in the executor's column
@@ -319,6 +327,9 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
             m = brisk.load(path)
             e.keep.append(m)
             e.fn = lambda: m(*args, **kwargs)
+        elif name == "ep_module":
+            module = torch.export.load(path).module()
+            e.fn = lambda: module(*args, **kwargs)
         elif name == "nativert":
             runner = torch._C._nativert.PyModelRunner(path, "model")
             e.keep.append(runner)
@@ -340,8 +351,8 @@ _PT2_EXPORT_S = {}
 def _pt2_archive(zoo, case, args, kwargs, workdir):
     """(path, seconds the export took): the eager module exported with torch.export and
     packaged as NativeRT reads it (package_pt2, one program named "model"). Built once
-    per case and work directory, so NativeRT, brisk (PT2) and their memory processes all
-    run the same archive."""
+    per case and work directory, so NativeRT, ep.module(), brisk (PT2) and their memory
+    processes all run the same archive."""
     workdir = workdir or tempfile.mkdtemp(prefix="brisk-compare-")
     path = os.path.join(workdir, f"{case.model}.b{case.batch}.export.pt2")
     if not os.path.exists(path):
@@ -723,6 +734,7 @@ def run_case(case, zoo, opts, log, workdir):
 
     result["output_reference"] = out_ref.name
     result["best_other"] = best_other(result["executors"])
+    result["pt2_ratio"] = pt2_ratio(result["executors"])
     if "brisk" in by_name and by_name["brisk"] in live:
         result["brisk_stats"] = by_name["brisk"].keep[0].stats()
     del execs, live, by_name, ref
@@ -746,6 +758,16 @@ def best_other(executors):
         out["brisk_ratio_rounds"] = rounds
         out["brisk_ratio"] = statistics.median(rounds)
     return out
+
+
+def pt2_ratio(executors):
+    """brisk (PT2) against ep.module() on the same archive: the median of per-round
+    latency ratios (below 1 = brisk faster), or None unless both ran."""
+    b, m = executors.get("brisk_pt2", {}), executors.get("ep_module", {})
+    if not (b.get("available") and m.get("available")):
+        return None
+    rounds = [x / y for x, y in zip(b["round_p50_us"], m["round_p50_us"])]
+    return collections.OrderedDict(ratio=statistics.median(rounds), ratio_rounds=rounds)
 
 
 # --- Memory (one process per executor) -----------------------------------------------
@@ -948,6 +970,8 @@ DESCRIPTIONS = collections.OrderedDict([
                     "`inductor_configs={freezing: True, max_autotune: MAX}`, loaded with "
                     "`torch._inductor.aoti_load_package`"),
     ("nativert", "`torch._C._nativert.PyModelRunner(archive, \"model\")` on the PT2 archive brisk (PT2) runs"),
+    ("ep_module", "`torch.export.load(archive).module()` on the PT2 archive brisk (PT2) runs, under "
+                  "`torch.no_grad()`"),
     ("brisk", "the brisk binding (`brisk.load`, default options) on the TorchScript file"),
     ("brisk_pt2", "the brisk binding on a PT2 archive: `torch.export.export` of the eager module, "
                   "packaged with `package_pt2(f, exported_programs={\"model\": ep})`"),
@@ -998,6 +1022,11 @@ def _best_cells(r):
     return [f"{LABELS[b['name']]} ({_fmt_us(b['p50_us'])})", ratio]
 
 
+def _pt2_cell(r):
+    p = r.get("pt2_ratio")
+    return f"{p['ratio']:.2f}" if p else "—"
+
+
 def markdown(report):
     m, s, o = report["machine"], report["settings"], report["options"]
     shown = _shown_executors(o.get("executors", EXECUTORS))
@@ -1040,19 +1069,21 @@ def markdown(report):
                  "latency (below 1 = faster than the interpreter). *brisk, C++ loop*: the same brisk Module timed by "
                  "`Module.benchmark` in the same rotation (no Python call per inference). *best other runtime*: the "
                  "fastest executor other than brisk whose outputs agree; *brisk / best other*: the median of "
-                 "per-round ratios of brisk's (Python-called) latency to it (below 1 = brisk leads). [n]: notes below "
+                 "per-round ratios of brisk's (Python-called) latency to it (below 1 = brisk leads); *brisk (PT2) / "
+                 "ep.module()*: the same for brisk and ep.module() on the same PT2 archive. [n]: notes below "
                  "the table.")
     lines.append("")
     notes, mark = _footnotes()
-    head = ["model", "batch"] + [LABELS[n] for n in shown] + ["best other runtime (µs)", "brisk / best other",
-                                                               "outputs agree"]
+    pt2_col = "brisk_pt2" in shown and "ep_module" in shown
+    head = ["model", "batch"] + [LABELS[n] for n in shown] + ["best other runtime (µs)", "brisk / best other"] + (
+        ["brisk (PT2) / ep.module()"] if pt2_col else []) + ["outputs agree"]
     lines.append("| " + " | ".join(head) + " |")
     lines.append("|" + "---|" * len(head))
     for r in report["results"]:
         row = [r["model"], str(r["batch"])]
         for n in shown:
             row.append(_latency_cell(r["executors"].get(n, {"available": False, "label": LABELS[n]}), mark))
-        row += _best_cells(r) + [_agreement(r)]
+        row += _best_cells(r) + ([_pt2_cell(r)] if pt2_col else []) + [_agreement(r)]
         lines.append("| " + " | ".join(row) + " |")
     if notes:
         lines += [""] + [f"[{k}] {text}" + ("" if text.endswith(".") else ".") + "  " for text, k in notes.items()]
@@ -1103,7 +1134,7 @@ def markdown(report):
 COLORS = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a868",
           "static_runtime": "#c44e52", "onnxruntime": "#8172b3", "openvino": "#64b5cd",
           "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a",
-          "nativert": "#8c8c8c", "brisk_pt2": "#e8a33d"}
+          "nativert": "#8c8c8c", "ep_module": "#6a8caf", "brisk_pt2": "#e8a33d"}
 
 
 def _headroom(ax):
@@ -1284,6 +1315,8 @@ def main(argv=None):
         b = r["best_other"]
         if b and "brisk_ratio" in b:
             log(f"  best other runtime: {b['name']} ({_fmt_us(b['p50_us'])} us); brisk / it = {b['brisk_ratio']:.3f}")
+        if r["pt2_ratio"]:
+            log(f"  brisk (PT2) / ep.module() on the same archive = {r['pt2_ratio']['ratio']:.3f}")
         if not opts.no_memory:
             r["memory"] = measure_memory(case, zoo, opts, log, workdir)
         log(f"  ({time.perf_counter() - t0:.1f} s)")
