@@ -6,10 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <set>
+#include <sstream>
 
 #include "core/common/error.h"
 #include "tests/fuzz/case_guard.h"
 #include "tests/fuzz/load_fuzz.h"
+#include "tests/fuzz/seeds.h"
 #include "tests/testing/model_check.h"
 
 namespace brisk::fuzz {
@@ -71,6 +74,50 @@ TEST(FuzzCorpus, DamagedModelsAreRefusedWithABriskError) {
 
 TEST(FuzzCorpus, DamagedInputsFilesAreRefusedWithABriskError) {
   expectAllRefused("inputs", FuzzTarget::kInputsFile, "inputs file '");
+}
+
+// The file names of a BUILD list passed in `env` ($(rootpaths ...): space-separated).
+std::set<std::string> buildList(const char* env) {
+  std::set<std::string> names;
+  std::istringstream in(std::getenv(env) ? std::getenv(env) : "");
+  for (std::string path; in >> path;) names.insert(path.substr(path.rfind('/') + 1));
+  return names;
+}
+
+// The libFuzzer targets start from these files (`bazel run :seed_corpus`) and run every
+// case in fuzzerContext(): the BUILD lists must be seeds.h's, and every seed must load
+// and run there, or the fuzzer starts from files it refuses (a PT2 archive without its
+// inputs would never get past its input checks).
+TEST(SeedCorpus, BuildListsMatchSeedsH) {
+  std::set<std::string> models, inputs;
+  for (const FuzzSeed& s : allSeeds()) {
+    models.insert(s.model);
+    inputs.insert(s.inputs);
+  }
+  EXPECT_EQ(buildList("BRISK_FUZZ_SEED_MODELS"), models);
+  EXPECT_EQ(buildList("BRISK_FUZZ_SEED_INPUTS"), inputs);
+  size_t pt2 = 0;
+  for (const std::string& m : models) pt2 += m.size() > 4 && m.compare(m.size() - 4, 4, ".pt2") == 0;
+  EXPECT_GE(pt2, 3u) << "the seed corpus has too few PT2 archives";
+}
+
+TEST(SeedCorpus, EverySeedLoadsAndRunsInTheFuzzersContext) {
+  const FuzzContext ctx = fuzzerContext(testing::runfile("tools/zoo"), emptyContext().work_dir);
+  CaseGuard guard(std::chrono::seconds(60));
+  for (const FuzzSeed& s : allSeeds()) {
+    for (const auto& [file, target] : {std::pair{s.model, FuzzTarget::kModelArchive},
+                                       std::pair{s.inputs, FuzzTarget::kInputsFile}}) {
+      guard.begin(file);
+      try {
+        const FuzzOutcome out = runFuzzCase(readFileBytes(testing::zooFile(file)), target, ctx);
+        EXPECT_TRUE(out.loaded) << file << ": " << out.error;
+        EXPECT_GE(out.runs_ok, 1u) << file << " (" << targetName(target) << "): no run succeeded";
+      } catch (const FuzzFinding& f) {
+        ADD_FAILURE() << file << ": " << f.what();
+      }
+      guard.end();
+    }
+  }
 }
 
 }  // namespace

@@ -16,26 +16,16 @@
 #include "tests/fuzz/load_fuzz.h"
 #include "tests/fuzz/mutators.h"
 #include "tests/fuzz/pt2_mutators.h"
+#include "tests/fuzz/seeds.h"
 #include "tests/fuzz/zip_archive.h"
 #include "tests/testing/model_check.h"
 
 namespace brisk::fuzz {
 namespace {
 
-// Small zoo models whose load takes well under a second: the budget goes into cases, not
-// into loading resnet18 a thousand times.
-const char* const kSeeds[] = {"mlp", "deepandwide", "control_flow", "multi_output", "inception_fork"};
+// The seeds: seeds.h (TorchScript models, and torch.export archives for the PT2 frontend).
 constexpr int kModelCasesPerSeed = 200;
 constexpr int kInputsCasesPerSeed = 150;
-// torch.export archives (the PT2 frontend), each with the inputs file it runs on.
-struct Pt2Seed {
-  const char* archive;
-  const char* inputs;
-};
-const Pt2Seed kPt2Seeds[] = {{"mlp.pt2", "mlp.inputs.pt"},
-                             {"mlp.core.pt2", "mlp.inputs.pt"},
-                             {"cond_model.pt2", "cond_model.inputs.pt"},
-                             {"pytree_io.pt2", "pytree_io.inputs.pt"}};
 constexpr int kPt2CasesPerSeed = 300;
 constexpr std::chrono::seconds kCaseLimit{60};
 
@@ -69,20 +59,32 @@ struct Tally {
 };
 
 
-// `model` is a zoo model name (its TorchScript archive and inputs file), or a PT2 archive's
-// file name with `pt2_inputs` the inputs file it runs on.
-void fuzzSeed(const std::string& model, FuzzTarget target, int cases, CaseGuard& guard, Tally& tally,
-              const char* pt2_inputs = nullptr) {
-  const std::string model_path = pt2_inputs ? testing::zooFile(model) : testing::zooModel(model);
-  const std::string inputs_path = testing::zooFile(pt2_inputs ? std::string(pt2_inputs) : model + ".inputs.pt");
+// The mutations must reach both outcomes, or they test nothing: all-refused means they
+// only ever break the container, all-loaded that they change nothing that matters.
+void expectBothOutcomes(const std::string& what, const Tally& t) {
+  EXPECT_GT(t.refused, t.cases / 10) << what;
+  EXPECT_GT(t.loaded, 0) << what;
+}
+
+void printTally(const std::string& what, const Tally& t) {
+  std::printf("%s: %d cases, %d loaded (%d runs ok, %d runs refused), %d refused at load\n", what.c_str(), t.cases,
+              t.loaded, t.runs_ok, t.runs_refused, t.refused);
+}
+
+// `cases` mutations of one seed's archive (TorchScript or PT2 mutators by its kind) or
+// inputs file, each through runFuzzCase: a brisk::Error at load or run, or a run that
+// returns; anything else fails the test, a crash names the case, a hang trips `guard`.
+void fuzzSeed(const FuzzSeed& s, FuzzTarget target, int cases, CaseGuard& guard, Tally& tally) {
+  const std::string model_path = testing::zooFile(s.model);
+  const std::string inputs_path = testing::zooFile(s.inputs);
   const std::string seed = readFileBytes(target == FuzzTarget::kModelArchive ? model_path : inputs_path);
   FuzzContext ctx = seedContext(model_path, inputs_path, Options{}, tmpDir());
   const char* only = std::getenv("BRISK_FUZZ_ONLY");
   for (int i = 0; i < cases; ++i) {
-    const std::string name = model + "/" + targetName(target) + "/#" + std::to_string(i);
+    const std::string name = s.name + "/" + targetName(target) + "/#" + std::to_string(i);
     if (only && name != only) continue;
-    Rng rng(caseSeed(model, target, i));
-    Mutation m = pt2_inputs                            ? mutatePt2Archive(seed, rng)
+    Rng rng(caseSeed(s.name, target, i));
+    Mutation m = s.pt2                                 ? mutatePt2Archive(seed, rng)
                  : target == FuzzTarget::kModelArchive ? mutateModelArchive(seed, rng)
                                                        : mutateInputsFile(seed, rng);
     if (only) saveFailingCase(name, m.bytes);
@@ -103,20 +105,25 @@ void fuzzSeed(const std::string& model, FuzzTarget target, int cases, CaseGuard&
 
 void fuzzTarget(FuzzTarget target, int budget, bool pt2 = false) {
   CaseGuard guard(kCaseLimit);
-  Tally tally;
-  if (pt2) {
-    for (const Pt2Seed& s : kPt2Seeds) fuzzSeed(s.archive, target, casesPerSeed(budget), guard, tally, s.inputs);
-  } else {
-    for (const char* model : kSeeds) fuzzSeed(model, target, casesPerSeed(budget), guard, tally);
+  Tally total;
+  const bool only = std::getenv("BRISK_FUZZ_ONLY") != nullptr;
+  for (const FuzzSeed& s : pt2 ? pt2Seeds() : torchScriptSeeds()) {
+    Tally tally;
+    fuzzSeed(s, target, casesPerSeed(budget), guard, tally);
+    // PT2 seeds differ in what their archives hold (torch.cond subgraphs, pytree specs,
+    // core-IR folding): each one's mutations must reach both outcomes on their own.
+    if (pt2) {
+      printTally("  " + s.name, tally);
+      if (!only) expectBothOutcomes(s.name, tally);
+    }
+    total.cases += tally.cases;
+    total.loaded += tally.loaded;
+    total.refused += tally.refused;
+    total.runs_ok += tally.runs_ok;
+    total.runs_refused += tally.runs_refused;
   }
-  std::printf(
-      "%s%s mutations: %d cases, %d loaded (%d runs ok, %d runs refused), %d refused at load\n",
-      pt2 ? "PT2 " : "", targetName(target), tally.cases, tally.loaded, tally.runs_ok, tally.runs_refused, tally.refused);
-  if (std::getenv("BRISK_FUZZ_ONLY")) return;
-  // The mutations must reach both outcomes, or they test nothing: all-refused means
-  // they only ever break the container, all-loaded that they change nothing that matters.
-  EXPECT_GT(tally.refused, tally.cases / 10);
-  EXPECT_GT(tally.loaded, 0);
+  printTally(std::string(pt2 ? "PT2 " : "") + targetName(target) + " mutations", total);
+  if (!only) expectBothOutcomes(targetName(target), total);
 }
 
 TEST(LoadFuzz, ZipRewriteOfASeedStillLoads) {

@@ -1,6 +1,9 @@
 // libFuzzer entry points for runFuzzCase (load_fuzz.h), one binary per target:
-//   model_fuzzer:  the input is a model archive, run with every seed model's inputs;
+//   model_fuzzer:  the input is a model archive (TorchScript or PT2), run with every
+//                  seed's inputs;
 //   inputs_fuzzer: the input is an inputs file, run on every seed model.
+// The seeds (seeds.h) are also the corpus to start from: `bazel run
+// //tests/fuzz:seed_corpus -- DIR model|inputs` (README.md).
 // Built with clang under --config=fuzz (README.md); without it, the same binaries replay
 // the files named on the command line (replay_main.cc).
 #include <cstdint>
@@ -11,6 +14,7 @@
 
 #include "core/common/error.h"
 #include "tests/fuzz/load_fuzz.h"
+#include "tests/fuzz/seeds.h"
 
 #ifndef BRISK_FUZZ_INPUTS
 #define BRISK_FUZZ_TARGET brisk::fuzz::FuzzTarget::kModelArchive
@@ -32,21 +36,14 @@ std::string zooDir(const char* argv0) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv) {
-  static const char* const kSeeds[] = {"mlp", "deepandwide", "control_flow", "multi_output", "inception_fork"};
-  const std::string zoo = zooDir((*argv)[0]);
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** argv) {
   const char* tmp = std::getenv("TMPDIR");
-  static brisk::fuzz::FuzzContext ctx;
-  ctx.work_dir = std::string(tmp ? tmp : "/tmp");
-  for (const char* seed : kSeeds) {
-    brisk::fuzz::FuzzContext one = brisk::fuzz::seedContext(zoo + "/" + seed + ".pt", zoo + "/" + seed + ".inputs.pt",
-                                                            ctx.options, ctx.work_dir);
-    ctx.models.push_back(one.models.front());
-    ctx.inputs.push_back(one.inputs.front());
-  }
   // Two fuzzers may run at once: each writes its own case file.
-  ctx.work_dir += "/brisk_fuzz_" + std::to_string(getpid());
-  std::system(("mkdir -p " + ctx.work_dir).c_str());
+  const std::string work_dir = std::string(tmp ? tmp : "/tmp") + "/brisk_fuzz_" + std::to_string(getpid());
+  std::system(("mkdir -p " + work_dir).c_str());
+  // Every seed (seeds.h), TorchScript and PT2: a mutated PT2 archive runs with its
+  // seed's inputs among the others, so mutations that keep it loadable reach its kernels.
+  static brisk::fuzz::FuzzContext ctx = brisk::fuzz::fuzzerContext(zooDir((*argv)[0]), work_dir);
   g_ctx = &ctx;
   return 0;
 }
