@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <iterator>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -93,7 +95,7 @@ std::string mutateJson(const std::string& text, Rng& rng, std::string& what) {
   Json doc = Json::parse(text);
   std::vector<Json::json_pointer> all;
   collect(doc, Json::json_pointer(), all);
-  const size_t kind = rng.below(12);
+  const size_t kind = rng.below(13);
   auto pointed = [&](const std::vector<Json::json_pointer>& from) -> const Json::json_pointer* {
     return from.empty() ? nullptr : &pick(from, rng);
   };
@@ -208,6 +210,29 @@ std::string mutateJson(const std::string& text, Rng& rng, std::string& what) {
         Json n = rng.chance(50) ? interestingNumber(rng) : otherType(v, rng);
         what += p->to_string() + " := " + n.dump();
         v = n;
+      }
+      break;
+    }
+    case 11: {  // delete or misspell a key, chosen among the distinct key names: case 0
+                // picks among all values, so rare structural keys (module_call_graph's
+                // "signature", "in_spec") come up as seldom as they occur; here as often as
+                // "name". (libFuzzer found the root signature's key renamed crashing load.)
+      std::map<std::string, std::vector<Json::json_pointer>> by_key;
+      for (const auto& p : all)
+        if (!p.empty() && doc[p.parent_pointer()].is_object()) by_key[p.back()].push_back(p);
+      if (by_key.empty()) { what += "(no keys) retype"; doc[any] = otherType(doc[any], rng); break; }
+      auto named = by_key.begin();
+      std::advance(named, static_cast<std::ptrdiff_t>(rng.below(by_key.size())));
+      const Json::json_pointer p = pick(named->second, rng);
+      Json& parent = doc[p.parent_pointer()];
+      Json value = std::move(parent[p.back()]);
+      parent.erase(p.back());
+      if (rng.chance(50)) {
+        const std::string misspelled(p.back().rbegin(), p.back().rend());
+        what += "key " + p.to_string() + " renamed '" + misspelled + "'";
+        parent[misspelled + (misspelled == p.back() ? "_" : "")] = std::move(value);
+      } else {
+        what += "key " + p.to_string() + " deleted";
       }
       break;
     }

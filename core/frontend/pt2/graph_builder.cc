@@ -120,7 +120,8 @@ void Builder::checkOutputSpecs() {
 
 const Json& Builder::rootSignature() {
   for (const Json& entry : *module_call_graph_)
-    if (at(entry, "fqn", "module_call_graph").is_string() && entry["fqn"] == "" && entry["signature"].is_object())
+    if (at(entry, "fqn", "module_call_graph").is_string() && entry["fqn"] == "" && entry.contains("signature") &&
+        entry["signature"].is_object())
       return entry["signature"];
   throw Error("module_call_graph has no root signature (in_spec / out_spec)");
 }
