@@ -46,7 +46,8 @@ void checkReplacements(const std::vector<WeightInfo>& known, const WeightMap& re
   for (const auto& kv : replacements) sorted.push_back(&kv);
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->first < b->first; });
   for (const auto* kv : sorted) {
-    const auto& [name, t] = *kv;
+    const std::string& name = kv->first;  // not a structured binding: clang 14 (--config=fuzz) cannot capture one
+    const at::Tensor& t = kv->second;
     auto it = std::find_if(known.begin(), known.end(), [&](const WeightInfo& w) { return w.name == name; });
     if (it == known.end())
       throw Error(where, "no weight named '" + name + "' (the model's weights: " + knownNames(known) + ")");
