@@ -89,10 +89,13 @@ ModelLocation locateModel(const std::string& model) {
     // Something is there but it is no model file (a directory, FIFO, device, link loop).
     if (pathExists(p)) throw Error("model file " + p + ": it " + fileProblem(p));
   }
-  const bool bare = name.find('/') == std::string::npos && !endsWith(name, ".pt");
+  const bool bare = name.find('/') == std::string::npos;
   std::string dir = zooDir();
   if (bare && !dir.empty() && isFile(dir + "/" + name + ".pt")) return {dir + "/" + name + ".pt", name, true};
-  // The zoo's PT2 archives by file name: "resnet18.pt2", "resnet18.core.pt2".
+  // The zoo's files by file name: "resnet18.pt", "while_model.pt" (a PT2 program's
+  // TorchScript twin), "resnet18.pt2", "resnet18.core.pt2".
+  if (bare && endsWith(name, ".pt") && !dir.empty() && isFile(dir + "/" + name))
+    return {dir + "/" + name, name.substr(0, name.size() - 3), true};
   if (bare && endsWith(name, ".pt2") && !dir.empty() && isFile(dir + "/" + name)) return {dir + "/" + name, name, true};
 
   std::string msg = "model file not found: " + (bare ? name : userPath(name));
