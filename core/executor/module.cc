@@ -35,13 +35,15 @@ struct Module::Source {
   std::atomic<uint64_t> version{0};
   std::mutex swap_mu;  // one swap at a time; runs never take it
 
-  std::shared_ptr<Module> build(const WeightMap& replacements) {
+  // `named` (the first build only: later ones must not write what weights() reads
+  // concurrently) receives the file's named weights.
+  std::shared_ptr<Module> build(const WeightMap& replacements, std::vector<WeightInfo>* named = nullptr) {
     if (std::string problem = fileProblem(path); !problem.empty())
       throw Error(Error::Where{path, "", ""}, "cannot read the model file: it " + problem);
     // By content: a PT2 archive is a zip like a TorchScript one, and either may have any name.
     FrontendResult r = isPt2Archive(path) ? loadPt2(path, options, replacements)
                                           : loadTorchScript(path, options, replacements);
-    weights = r.weights;
+    if (named) *named = r.weights;
     return fromFrontend(std::move(r), options, registries);
   }
 };
@@ -112,7 +114,7 @@ std::shared_ptr<Module> Module::load(const std::string& path, const Options& opt
   source->path = path;
   source->options = options;
   source->registries = registries;
-  std::shared_ptr<Module> first = source->build({});
+  std::shared_ptr<Module> first = source->build({}, &source->weights);
   std::shared_ptr<Module> handle(new Module(first->name_, options));
   handle->source_ = std::move(source);
   handle->current_.store(std::move(first));
@@ -138,7 +140,11 @@ void Module::swapWeights(const WeightMap& replacements) {
   checkReplacements(source_->weights, replacements, name_);
   WeightMap next = source_->replaced;
   for (auto& [name, t] : copyWeights(replacements)) next[name] = std::move(t);
-  std::shared_ptr<const Module> built = source_->build(next);  // throws: nothing changed
+  std::vector<WeightInfo> named;
+  std::shared_ptr<const Module> built = source_->build(next, &named);  // throws: nothing changed
+  // The next generation is rebuilt from the file: one rewritten since load is another model.
+  if (named != source_->weights)
+    throw Error(Error::Where{name_, "", ""}, "cannot swap weights: the model file changed since it was loaded");
   source_->replaced = std::move(next);
   current_.store(std::move(built));
   source_->version.fetch_add(1);

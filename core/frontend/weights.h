@@ -24,6 +24,7 @@ struct WeightInfo {
   std::string name;
   std::vector<int64_t> sizes;
   c10::ScalarType dtype;
+  bool operator==(const WeightInfo& o) const { return name == o.name && sizes == o.sizes && dtype == o.dtype; }
 };
 
 // "fc.weight float[16, 32]".

@@ -171,6 +171,25 @@ class SwapWeights(unittest.TestCase):
                 self.assertEqual(m.weights_version, 0, what)
                 self.assertTrue(torch.equal(m(x), expected), f"{fmt}: changed by a refused swap ({what})")
 
+    def test_model_file_rewritten_since_load(self):
+        # The next generation is built from the file: a different model there is refused.
+        import shutil
+        z = models.MODELS["mlp"]()
+        (x,), _ = z.inputs
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "model.pt")
+            shutil.copy(zoo("mlp.pt"), path)
+            m = brisk.load(path)
+            expected = m(x)
+            w = {"fc3.bias": torch.ones(10)}
+            shutil.copy(zoo("resnet18.pt"), path)
+            with self.assertRaises(brisk.Error) as cm:
+                m.swap_weights(w)
+            self.assertTrue("changed since it was loaded" in str(cm.exception) or
+                            "no weight named" in str(cm.exception), str(cm.exception))
+            self.assertTrue(torch.equal(m(x), expected))
+            self.assertEqual(m.weights_version, 0)
+
     def test_runs_in_flight_keep_their_weights(self):
         z = models.MODELS["mlp"]()
         (x,), _ = z.inputs
