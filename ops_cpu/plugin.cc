@@ -1,10 +1,15 @@
 // libbrisk_ops_cpu.so: brisk's CPU operator library, loaded through the plugin
 // registries. Out-variant kernels (ops_cpu/out_variant/) write into reusable outputs; native
-// kernels (ops_cpu/native/) cover views, list and scalar ops without the dispatcher.
+// kernels (ops_cpu/native/) cover views, list and scalar ops without the dispatcher; fused
+// ops (ops_cpu/fused/) replace subgraphs that their graph passes find.
 #include "core/kernels/plugin.h"
+#include "ops_cpu/fused/lstm_cell_fusion.h"
+#include "ops_cpu/fused/lstm_step.h"
 #include "ops_cpu/registration.h"
 
 BRISK_PLUGIN(registrar) {
   brisk::ops_cpu::registerOutVariantKernels(registrar);
   brisk::ops_cpu::registerNativeKernels(registrar);
+  brisk::ops_cpu::registerLstmStep(registrar);
+  brisk::ops_cpu::registerLstmCellFusion(registrar);
 }

@@ -31,10 +31,10 @@
 #include "core/common/options.h"
 #include "ops_cpu/out_variant/blas.h"
 #include "ops_cpu/out_variant/common.h"
+#include "ops_cpu/out_variant/linear_gemm.h"
 #include "ops_cpu/simd/small_gemm.h"
 
 namespace brisk::ops_cpu::out {
-namespace {
 
 // --- linear ----------------------------------------------------------------------------
 
@@ -61,6 +61,8 @@ bool blasLinearApplies(const at::Tensor& x, const at::Tensor& w, const at::Tenso
   return !bias.defined() || (bias.scalar_type() == at::kFloat && bias.dim() == 1 && bias.size(0) == n &&
                              bias.is_contiguous() && isDenseCpu(bias));
 }
+
+namespace {
 
 // y = x W^T + b for weight `w` ([N, K]), its transposed view `wt` and `bias` (undefined
 // when absent).
@@ -128,21 +130,9 @@ void runLinear(KernelContext& ctx, const at::Tensor& x, const at::Tensor& w, con
   ctx.output(0) = r.view(out_sizes);
 }
 
+}  // namespace
+
 // --- linear at small batch: brisk's GEMM --------------------------------------------
-
-// Inputs of up to this many rows take the packed kernel, larger ones the BLAS. Measured
-// against MKL's sgemm_ as ATen calls it (tools/bench:kernel_bench, one thread, AMD Zen 5;
-// weights from 32x64 to 4096x1024): the packed kernel is 1.25-3.8x faster at 1-8 rows,
-// except a 10-column layer at one row (0.54x, 0.48 vs 0.26 us). Beyond 8 rows the BLAS's
-// cache blocking pays for its packing (it did with the earlier BLAS at 16 rows).
-constexpr int64_t kSmallGemmMaxRows = 8;
-
-// A frozen linear layer in small_gemm's packed layout.
-struct PackedLinear {
-  at::Tensor packed;  // smallGemmPackedSize(k, n) floats
-  at::Tensor bias;    // undefined, or n contiguous floats
-  int64_t k, n;
-};
 
 // `bias` as n contiguous floats added to every row, or undefined when it is not one row
 // broadcast over the result ([n], [1, n], or one value: [], [1], [1, 1]).
@@ -167,6 +157,8 @@ PackedLinear packLinear(const at::Tensor& wt, const at::Tensor& bias) {
   smallGemmPack(wt.data_ptr<float>(), wt.stride(0), wt.stride(1), k, n, packed.data_ptr<float>());
   return {packed, bias.defined() ? rowBias(bias, n) : at::Tensor(), k, n};
 }
+
+namespace {
 
 // y = x W^T + b through the packed kernel; false (nothing written) when x is not a
 // contiguous fp32 tensor [..., K] of at most kSmallGemmMaxRows rows.
@@ -343,14 +335,18 @@ std::unique_ptr<Kernel> matmul(KernelBuildContext& b) {
 
 }  // namespace
 
-void registerLinear(PluginRegistrar& r) {
-  initBlas();
-  const PluginOption<bool> small_gemm = r.option<bool>(
+PluginOption<bool> declareSmallGemmOption(PluginRegistrar& r) {
+  return r.option<bool>(
       "small_gemm", true,
       "linear layers with frozen fp32 weights and inputs of up to 8 rows run brisk's own AVX2 kernel on a weight "
       "packed at load instead of MKL's `sgemm_`: 1.3-3.8x faster at 1-8 rows (`bazel run "
       "//tools/bench:kernel_bench`); results differ from ATen's in the last bits (fixed FMA order); off: ATen's "
       "exact BLAS call");
+}
+
+void registerLinear(PluginRegistrar& r) {
+  initBlas();
+  const PluginOption<bool> small_gemm = declareSmallGemmOption(r);
   r.outVariant("aten::linear", [small_gemm](KernelBuildContext& b) { return linear(b, b.pluginOption(small_gemm)); });
   r.outVariant("aten::mm", mm<false>);
   r.outVariant("aten::bmm", mm<true>);

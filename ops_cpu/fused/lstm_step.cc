@@ -1,0 +1,200 @@
+// ops_cpu::lstm_step (lstm_step.h): its dispatcher registration, the reference
+// implementation (the unfused ATen sequence) and the out-variant kernel.
+//
+// The kernel computes the recurrent GEMM exactly as the unfused aten::addmm kernel
+// (linear.cc, constant mat2) would -- the packed small GEMM at up to 8 rows when the
+// plugin option ops_cpu.small_gemm is on, else the BLAS call ATen makes -- so the gate
+// pre-activations are the same bits as without the fusion. The elementwise part then
+// runs once per element instead of as ten nodes with a tensor each; sigmoid and tanh use
+// std::exp / std::tanh, which differ from ATen's vectorized versions in the last bits
+// only. Anything the fast path does not cover (other dtypes, non-contiguous or
+// broadcasting operands, shapes other than the ones the node was built for) runs the
+// reference, i.e. the unfused ops, with their results and their errors.
+#include "ops_cpu/fused/lstm_step.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+#include <cmath>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "core/common/options.h"
+#include "ops_cpu/out_variant/common.h"
+#include "ops_cpu/out_variant/linear_gemm.h"
+#include "ops_cpu/simd/small_gemm.h"
+
+namespace brisk::ops_cpu {
+namespace {
+
+using out::PackedLinear;
+
+std::tuple<at::Tensor, at::Tensor> lstmStepReference(const at::Tensor& gates_x, const at::Tensor& h,
+                                                     const at::Tensor& c, const at::Tensor& w_hh_t,
+                                                     const at::Tensor& b_hh, c10::IntArrayRef h_shape,
+                                                     c10::IntArrayRef gates_shape, int64_t split_dim) {
+  TORCH_CHECK(!gates_shape.empty() && gates_shape.back() % 4 == 0,
+              "ops_cpu::lstm_step: gates_shape must end in 4 * hidden, got ", gates_shape);
+  const int64_t hidden = gates_shape.back() / 4;
+  const at::Tensor gates = at::add(at::addmm(b_hh, h.view(h_shape), w_hh_t).view(gates_shape), gates_x);
+  const std::vector<at::Tensor> g = at::split_with_sizes(gates, {hidden, hidden, hidden, hidden}, split_dim);
+  at::Tensor c2 = at::add(at::mul(at::sigmoid(g[1]), c), at::mul(at::sigmoid(g[0]), at::tanh(g[2])));
+  at::Tensor h2 = at::mul(at::sigmoid(g[3]), at::tanh(c2));
+  return {std::move(h2), std::move(c2)};
+}
+
+const c10::FunctionSchema* registerSchema() {
+  const c10::OperatorName name{kLstmStepOp, ""};
+  if (auto op = c10::Dispatcher::singleton().findSchema(name)) return &op->schema();  // another copy of the plugin
+  // Never destroyed: the dispatcher keeps the registration for the whole process (a
+  // plugin is never unloaded), as TORCH_LIBRARY's static registrations do.
+  auto* lib = new torch::Library(torch::Library::FRAGMENT, "ops_cpu", std::nullopt, __FILE__, __LINE__);
+  lib->def(
+      "lstm_step(Tensor gates_x, Tensor h, Tensor c, Tensor w_hh_t, Tensor b_hh, int[] h_shape, int[] gates_shape, "
+      "int split_dim) -> (Tensor, Tensor)");
+  lib->impl("lstm_step", torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(lstmStepReference)));
+  return &c10::Dispatcher::singleton().findSchemaOrThrow(kLstmStepOp, "").schema();
+}
+
+inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+// Output i sized `sizes`: the retained tensor when the slot holds an fp32 one, else new.
+float* sizedOutput(KernelContext& ctx, size_t i, c10::IntArrayRef sizes) {
+  if (at::Tensor* o = out::retainedOut(ctx, i, at::kFloat)) {
+    at::native::resize_(*o, sizes, c10::nullopt);
+    if (o->is_contiguous()) return o->data_ptr<float>();
+  }
+  ctx.output(i) = at::empty(sizes, at::TensorOptions().dtype(at::kFloat));
+  return ctx.output(i).toTensor().data_ptr<float>();
+}
+
+bool plainFloat(const at::Tensor& t) {
+  return t.scalar_type() == at::kFloat && out::isDenseCpu(t) && t.is_contiguous();
+}
+
+// Everything the kernel fixed at load: the recurrent weight in both GEMM forms, the
+// shapes the node was built for.
+struct LstmStep {
+  int64_t rows, k, hidden;          // h viewed as [rows, k]; gates [rows, 4 * hidden]
+  std::vector<int64_t> h_shape, gates_shape, out_shape;
+  int64_t split_dim;
+  at::Tensor w_hh_t, b_hh, w, bias;  // w = w_hh_t^T ([4H, K]), bias = b_hh as 4H floats
+  std::optional<PackedLinear> packed;
+  bool blas = false;
+
+  void run(KernelContext& ctx) const {
+    const at::Tensor& gx = ctx.tensor(0);
+    const at::Tensor& h = ctx.tensor(1);
+    const at::Tensor& c = ctx.tensor(2);
+    const bool fast = plainFloat(gx) && plainFloat(h) && plainFloat(c) && h.numel() == rows * k &&
+                      gx.numel() == rows * 4 * hidden && out::broadcastsTo(gx, gates_shape) &&
+                      c.numel() == rows * hidden && out::broadcastsTo(c, out_shape) &&
+                      ((packed && rows <= out::kSmallGemmMaxRows) || blas);
+    if (!fast) {
+      auto [h2, c2] = lstmStepReference(gx, h, c, w_hh_t, b_hh, h_shape, gates_shape, split_dim);
+      ctx.output(0) = std::move(h2);
+      ctx.output(1) = std::move(c2);
+      return;
+    }
+    // The gate pre-activations of the recurrent GEMM; per thread, grown once.
+    static thread_local std::vector<float> scratch;
+    const int64_t n = 4 * hidden;
+    if (scratch.size() < static_cast<size_t>(rows * n)) scratch.resize(rows * n);
+    float* gh = scratch.data();
+    const float* hp = h.data_ptr<float>();
+    if (packed && rows <= out::kSmallGemmMaxRows) {
+      const float* wp = packed->packed.data_ptr<float>();
+      const float* bp = packed->bias.data_ptr<float>();
+      out::forPlanes(out::smallGemmPanels(n), rows * k * out::kSmallGemmPanelCols, [&](int64_t begin, int64_t end) {
+        out::smallGemm(hp, k, wp, bp, gh, n, rows, k, n, begin, end);
+      });
+    } else {
+      out::blasLinear(hp, w.data_ptr<float>(), bias.data_ptr<float>(), gh, rows, k, n);
+    }
+    float* h2 = sizedOutput(ctx, 0, out_shape);
+    float* c2 = sizedOutput(ctx, 1, out_shape);
+    const float* xp = gx.data_ptr<float>();
+    const float* cp = c.data_ptr<float>();
+    const int64_t hd = hidden;
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* g = gh + r * n;
+      const float* x = xp + r * n;
+      const float* cr = cp + r * hd;
+      float* ho = h2 + r * hd;
+      float* co = c2 + r * hd;
+      for (int64_t j = 0; j < hd; ++j) {
+        const float i = sigmoid(g[j] + x[j]);
+        const float f = sigmoid(g[hd + j] + x[hd + j]);
+        const float gg = std::tanh(g[2 * hd + j] + x[2 * hd + j]);
+        const float o = sigmoid(g[3 * hd + j] + x[3 * hd + j]);
+        const float fc = f * cr[j], ig = i * gg;  // rounded apart, as the two muls are
+        const float cn = fc + ig;
+        co[j] = cn;
+        ho[j] = o * std::tanh(cn);
+      }
+    }
+  }
+};
+
+std::unique_ptr<Kernel> makeLstmStep(KernelBuildContext& b, bool small_gemm) {
+  using namespace out;
+  if (numInputs(b) != 8) return nullptr;
+  const at::Tensor wt = constTensor(b, 3), bias = constTensor(b, 4);
+  auto h_shape = constInts(b, 5), gates_shape = constInts(b, 6);
+  auto split_dim = constInt(b, 7);
+  if (!wt.defined() || !bias.defined() || !h_shape || !gates_shape || !split_dim) return nullptr;
+  if (wt.scalar_type() != at::kFloat || wt.dim() != 2 || !isDenseCpu(wt) || bias.scalar_type() != at::kFloat ||
+      bias.dim() != 1 || !isDenseCpu(bias))
+    return nullptr;
+  const int64_t k = wt.size(0), n = wt.size(1);
+  if (n % 4 != 0 || n < 4 || bias.size(0) != n || h_shape->size() != 2 || (*h_shape)[1] != k || (*h_shape)[0] < 0 ||
+      gates_shape->empty() || gates_shape->back() != n)
+    return nullptr;
+  const int64_t rows = (*h_shape)[0];
+  int64_t gates_numel = 1;
+  for (int64_t s : *gates_shape) gates_numel *= s;
+  const int64_t last = static_cast<int64_t>(gates_shape->size()) - 1;
+  if (gates_numel != rows * n || (*split_dim != last && *split_dim != -1)) return nullptr;
+
+  auto step = std::make_shared<LstmStep>();
+  step->rows = rows;
+  step->k = k;
+  step->hidden = n / 4;
+  step->h_shape = *h_shape;
+  step->gates_shape = *gates_shape;
+  step->out_shape = *gates_shape;
+  step->out_shape.back() = n / 4;
+  step->split_dim = *split_dim;
+  step->w_hh_t = wt;
+  step->b_hh = bias;
+  step->w = wt.t();
+  step->bias = rowBias(bias, n);
+  if (small_gemm && smallGemmServes(wt, bias)) step->packed = packLinear(wt, bias);
+  step->blas = blasLinearApplies(at::empty({rows, k}, wt.options()), step->w, bias);
+  std::string desc = "brisk LSTM step: ";
+  if (step->packed) desc += "small_gemm (<= 8 rows) / ";
+  desc += step->blas ? "sgemm_" : "ATen ops";
+  desc += ", one loop over the gates";
+  return makeKernel(desc, [step](KernelContext& ctx) { step->run(ctx); });
+}
+
+}  // namespace
+
+const c10::FunctionSchema& lstmStepSchema() {
+  static std::mutex mu;
+  static const c10::FunctionSchema* schema = nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!schema) schema = registerSchema();
+  return *schema;
+}
+
+void registerLstmStep(PluginRegistrar& r) {
+  lstmStepSchema();
+  const PluginOption<bool> small_gemm = out::declareSmallGemmOption(r);
+  r.outVariant(kLstmStepOp,
+               [small_gemm](KernelBuildContext& b) { return makeLstmStep(b, b.pluginOption(small_gemm)); });
+}
+
+}  // namespace brisk::ops_cpu
