@@ -2,7 +2,9 @@
 // in the core ATen IR: the pass fuses every step it can, the graph shrinks, and the
 // fused Module's output matches ep.module()'s (the zoo's expected output) and the
 // unfused Module's, with the fast kernel, with the small GEMM off, and through the
-// dispatcher (fallback_only: the op's CPU implementation).
+// dispatcher (fallback_only: the op's CPU implementation). The programs of
+// export_lstm_cells.py add a batch past the small GEMM, state given as inputs and
+// returned, and a near miss (i and f swapped) that must stay unfused.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/serialization/pickle.h>
@@ -47,10 +49,11 @@ size_t passChanged(const Module& m, const std::string& name, bool* skipped) {
   return 0;
 }
 
-// Runs `m` three times on the tagger's inputs; each output must match `expected`, and
-// the inputs must stay as they were. Returns the last output.
-c10::IValue runChecked(const Module& m, const c10::IValue& expected) {
-  ModelInputs inputs = loadInputs(testing::zooFile("lstm_tagger.inputs.pt"));
+// Runs `m` three times on `inputs_file`; each output must match `expected`, and the
+// inputs must stay as they were. Returns the last output.
+c10::IValue runChecked(const Module& m, const c10::IValue& expected,
+                       const std::string& inputs_file = testing::zooFile("lstm_tagger.inputs.pt")) {
+  ModelInputs inputs = loadInputs(inputs_file);
   const ModelInputs copy = cloneInputs(inputs);
   c10::IValue out;
   for (int run = 0; run < 3; ++run) {
@@ -119,6 +122,40 @@ TEST(FuseLstmCell, SmallGemmOffAndDispatcherPathMatch) {
     }
   runChecked(*via_dispatcher, expected);
 }
+
+std::string program(const std::string& file) { return testing::runfile("tests/ops/" + file); }
+
+// Loads `name` with and without the pass; both must match ep.module() and each other,
+// and the pass must have fused `steps` steps.
+void expectProgram(const std::string& name, size_t steps) {
+  SCOPED_TRACE(name);
+  const c10::IValue expected = loadPickle(program(name + ".expected.pt"));
+  const std::string inputs = program(name + ".inputs.pt");
+  Options off;
+  off.disabled_passes = {kPass};
+  auto unfused = Module::load(program(name + ".core.pt2"), off);
+  auto fused = Module::load(program(name + ".core.pt2"));
+  bool skipped = true;
+  EXPECT_EQ(passChanged(*fused, kPass, &skipped), steps);
+  EXPECT_EQ(countKind(fused->graph(), "ops_cpu::lstm_step"), steps);
+  if (steps > 0) {
+    EXPECT_LT(fused->graph().numNodes(), unfused->graph().numNodes());
+  } else {
+    EXPECT_EQ(fused->graph().numNodes(), unfused->graph().numNodes());
+  }
+  EXPECT_EQ(compareIValues(runChecked(*fused, expected, inputs), runChecked(*unfused, expected, inputs), kTol), "");
+}
+
+// 10 rows: the recurrent GEMM takes sgemm_ (the small GEMM serves up to 8); the first
+// step is folded (zero initial state), the other 3 fuse; the last h and c are outputs.
+TEST(FuseLstmCell, BatchPastTheSmallGemm) { expectProgram("lstm_b10", 3); }
+
+// Initial state as inputs: all 5 steps fuse, the first reading the graph's inputs.
+TEST(FuseLstmCell, HandWrittenCellFuses) { expectProgram("cell", 5); }
+
+// The same cell with sigmoid(f) multiplying g and sigmoid(i) multiplying c: not an LSTM
+// step in ATen's gate order, so nothing is fused and the result is still right.
+TEST(FuseLstmCell, SwappedGatesStayUnfused) { expectProgram("cell_swapped", 0); }
 
 }  // namespace
 }  // namespace brisk

@@ -1,0 +1,85 @@
+"""Exports the LSTM programs of fused_lstm_step_test.cc in torch.export's core ATen IR,
+with their inputs and ep.module()'s outputs.
+
+Usage: export_lstm_cells.py --out DIR --jit-pickle PATH/jit_pickle.py
+Writes <name>.core.pt2, <name>.inputs.pt and <name>.expected.pt for:
+  lstm_b10       nn.LSTM at batch 10 (more rows than the small GEMM takes: the sgemm_
+                 path), returning the last h and c as well
+  cell           a hand-written LSTM step loop in nn.LSTM's shape, initial state given
+                 as inputs (so no step is folded away): every step must fuse
+  cell_swapped   the same with the roles of the i and f gates swapped: not ATen's gate
+                 order, so no step may fuse
+"""
+import argparse
+import importlib.util
+import os
+
+import torch
+import torch.nn.functional as F
+
+H = 16
+
+
+class LstmB10(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, H, batch_first=True)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x)
+        return y, h, c
+
+
+class Cell(torch.nn.Module):
+    """gates = linear(h) + linear(x_t), nn.LSTM's core-IR shape ([1, B, H] state)."""
+
+    def __init__(self, swapped):
+        super().__init__()
+        self.swapped = swapped
+        self.w_ih = torch.nn.Parameter(torch.randn(4 * H, 8) * 0.3)
+        self.w_hh = torch.nn.Parameter(torch.randn(4 * H, H) * 0.3)
+        self.b_ih = torch.nn.Parameter(torch.randn(4 * H) * 0.1)
+        self.b_hh = torch.nn.Parameter(torch.randn(4 * H) * 0.1)
+
+    def forward(self, x, h, c):  # x [T, B, 8], h and c [1, B, H]
+        steps, batch = x.shape[0], x.shape[1]
+        gx = F.linear(x.reshape(steps * batch, 8), self.w_ih, self.b_ih).view(steps, batch, 4 * H)
+        outs = []
+        for t in range(steps):
+            gates = F.linear(h.view(batch, H), self.w_hh, self.b_hh).view(1, batch, 4 * H) + gx[t]
+            i, f, g, o = torch.split(gates, [H, H, H, H], 2)
+            if self.swapped:
+                i, f = f, i
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            outs.append(h)
+        return torch.cat(outs), c
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", required=True)
+    p.add_argument("--jit-pickle", required=True)
+    a = p.parse_args()
+    spec = importlib.util.spec_from_file_location("jit_pickle", a.jit_pickle)
+    jit_pickle = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(jit_pickle)
+    torch.manual_seed(5)
+    g = torch.Generator().manual_seed(55)
+    programs = {
+        "lstm_b10": (LstmB10().eval(), (torch.randn(10, 4, 8, generator=g),)),
+        "cell": (Cell(False).eval(), (torch.randn(5, 3, 8, generator=g), torch.randn(1, 3, H, generator=g),
+                                      torch.randn(1, 3, H, generator=g))),
+        "cell_swapped": (Cell(True).eval(), (torch.randn(5, 3, 8, generator=g), torch.randn(1, 3, H, generator=g),
+                                             torch.randn(1, 3, H, generator=g))),
+    }
+    for name, (module, args) in programs.items():
+        ep = torch.export.export(module, args).run_decompositions()
+        torch.export.save(ep, os.path.join(a.out, name + ".core.pt2"))
+        jit_pickle.save({"args": list(args), "kwargs": {}}, os.path.join(a.out, name + ".inputs.pt"))
+        with torch.no_grad():
+            jit_pickle.save(ep.module()(*args), os.path.join(a.out, name + ".expected.pt"))
+
+
+if __name__ == "__main__":
+    main()
