@@ -5,18 +5,17 @@
 // (linear.cc, constant mat2) would -- the packed small GEMM at up to 8 rows when the
 // plugin option ops_cpu.small_gemm is on, else the BLAS call ATen makes -- so the gate
 // pre-activations are the same bits as without the fusion. The elementwise part then
-// runs once per element instead of as ten nodes with a tensor each; sigmoid and tanh use
-// std::exp / std::tanh, which differ from ATen's vectorized versions in the last bits
-// only. Anything the fast path does not cover (other dtypes, non-contiguous or
-// broadcasting operands, shapes other than the ones the node was built for) runs the
-// reference, i.e. the unfused ops, with their results and their errors.
+// runs once per element instead of as ten nodes with a tensor each (simd/lstm_gates.h:
+// AVX2 exp / tanh polynomials, a few ulp from ATen's vectorized functions). Anything the
+// fast path does not cover (other dtypes, non-contiguous or broadcasting operands,
+// shapes other than the ones the node was built for) runs the reference, i.e. the
+// unfused ops, with their results and their errors.
 #include "ops_cpu/fused/lstm_step.h"
 
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <torch/library.h>
 
-#include <cmath>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -24,6 +23,7 @@
 #include "core/common/options.h"
 #include "ops_cpu/out_variant/common.h"
 #include "ops_cpu/out_variant/linear_gemm.h"
+#include "ops_cpu/simd/lstm_gates.h"
 #include "ops_cpu/simd/small_gemm.h"
 
 namespace brisk::ops_cpu {
@@ -57,8 +57,6 @@ const c10::FunctionSchema* registerSchema() {
   lib->impl("lstm_step", torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(lstmStepReference)));
   return &c10::Dispatcher::singleton().findSchemaOrThrow(kLstmStepOp, "").schema();
 }
-
-inline float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 // Output i sized `sizes`: the retained tensor when the slot holds an fp32 one, else new.
 float* sizedOutput(KernelContext& ctx, size_t i, c10::IntArrayRef sizes) {
@@ -115,26 +113,7 @@ struct LstmStep {
     }
     float* h2 = sizedOutput(ctx, 0, out_shape);
     float* c2 = sizedOutput(ctx, 1, out_shape);
-    const float* xp = gx.data_ptr<float>();
-    const float* cp = c.data_ptr<float>();
-    const int64_t hd = hidden;
-    for (int64_t r = 0; r < rows; ++r) {
-      const float* g = gh + r * n;
-      const float* x = xp + r * n;
-      const float* cr = cp + r * hd;
-      float* ho = h2 + r * hd;
-      float* co = c2 + r * hd;
-      for (int64_t j = 0; j < hd; ++j) {
-        const float i = sigmoid(g[j] + x[j]);
-        const float f = sigmoid(g[hd + j] + x[hd + j]);
-        const float gg = std::tanh(g[2 * hd + j] + x[2 * hd + j]);
-        const float o = sigmoid(g[3 * hd + j] + x[3 * hd + j]);
-        const float fc = f * cr[j], ig = i * gg;  // rounded apart, as the two muls are
-        const float cn = fc + ig;
-        co[j] = cn;
-        ho[j] = o * std::tanh(cn);
-      }
-    }
+    out::lstmGates(gh, gx.data_ptr<float>(), c.data_ptr<float>(), h2, c2, rows, hidden);
   }
 };
 
