@@ -79,8 +79,8 @@ at::Tensor constTensor(const Value* v) {
   return v->isConstant() && v->constant().isTensor() ? v->constant().toTensor() : at::Tensor();
 }
 
-// The input of binary node `n` other than `v` (index in *other), or -1 when `v` is not
-// one of its first two inputs.
+// The index of the input of binary node `n` other than `v`, or -1 when `v` is not one of
+// its first two inputs.
 int otherInput(const Node* n, const Value* v) {
   if (n->input(0) == v) return 1;
   if (n->input(1) == v) return 0;

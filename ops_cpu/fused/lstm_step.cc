@@ -96,6 +96,9 @@ struct LstmStep {
       ctx.output(1) = std::move(c2);
       return;
     }
+    float* h2 = sizedOutput(ctx, 0, out_shape);
+    float* c2 = sizedOutput(ctx, 1, out_shape);
+    if (rows == 0) return;  // the BLAS call is not made with an empty dimension
     // The gate pre-activations of the recurrent GEMM; per thread, grown once.
     static thread_local std::vector<float> scratch;
     const int64_t n = 4 * hidden;
@@ -111,8 +114,6 @@ struct LstmStep {
     } else {
       out::blasLinear(hp, w.data_ptr<float>(), bias.data_ptr<float>(), gh, rows, k, n);
     }
-    float* h2 = sizedOutput(ctx, 0, out_shape);
-    float* c2 = sizedOutput(ctx, 1, out_shape);
     out::lstmGates(gh, gx.data_ptr<float>(), c.data_ptr<float>(), h2, c2, rows, hidden);
   }
 };
