@@ -49,8 +49,10 @@ const c10::FunctionSchema* registerSchema() {
   const c10::OperatorName name{kLstmStepOp, ""};
   if (auto op = c10::Dispatcher::singleton().findSchema(name)) return &op->schema();  // another copy of the plugin
   // Never destroyed: the dispatcher keeps the registration for the whole process (a
-  // plugin is never unloaded), as TORCH_LIBRARY's static registrations do.
-  auto* lib = new torch::Library(torch::Library::FRAGMENT, "ops_cpu", std::nullopt, __FILE__, __LINE__);
+  // plugin is never unloaded), as TORCH_LIBRARY's static registrations do. Held by a
+  // static so it stays reachable (not a leak to LeakSanitizer).
+  static torch::Library* lib = nullptr;
+  lib = new torch::Library(torch::Library::FRAGMENT, "ops_cpu", std::nullopt, __FILE__, __LINE__);
   lib->def(
       "lstm_step(Tensor gates_x, Tensor h, Tensor c, Tensor w_hh_t, Tensor b_hh, int[] h_shape, int[] gates_shape, "
       "int split_dim) -> (Tensor, Tensor)");
