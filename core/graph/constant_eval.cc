@@ -29,10 +29,6 @@ std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& n
   if (name.name.rfind("aten::", 0) != 0 || schema.returns().empty() || schema.is_mutable() ||
       nondeterministic(name.name))
     return std::nullopt;
-  // A clone of a constant is there to hand out a fresh tensor where the constant itself
-  // could reach the caller (a while_loop that runs zero times returns its initial
-  // values): folding it would hand out the Module's own tensor.
-  if (name.name == "aten::clone") return std::nullopt;
   for (const auto& a : schema.arguments())
     if (isGenerator(a.type())) return std::nullopt;
   for (const auto& r : schema.returns())

@@ -49,6 +49,27 @@ Value* cloneOf(Graph& g, Value* v, Node* before) {
       ->output(0);
 }
 
+// Outputs packed into tuples, lists and dicts (pytree outputs, nested).
+bool isContainer(const Node& n) {
+  return n.kind() == "prim::TupleConstruct" || n.kind() == "prim::ListConstruct" || n.kind() == "prim::DictConstruct";
+}
+
+// The tensor elements of `container` (and of the containers inside it) that may be
+// constants are read as clones; only by this reader: another may want the constant itself.
+size_t ownElements(Graph& g, Node* container) {
+  size_t cloned = 0;
+  for (size_t i = 0; i < container->inputs().size(); ++i) {
+    Value* e = container->input(i);
+    if (Node* p = e->producer(); p && isContainer(*p) && p->owningBlock() == g.top()) {
+      cloned += ownElements(g, p);
+    } else if (isTensor(e) && mayBeConstant(e)) {
+      container->replaceInput(i, cloneOf(g, e, container));
+      ++cloned;
+    }
+  }
+  return cloned;
+}
+
 }  // namespace
 
 size_t ownConstantOutputs(Graph& graph) {
@@ -56,22 +77,12 @@ size_t ownConstantOutputs(Graph& graph) {
   Block* top = graph.top();
   for (size_t r = 0; r < top->returns().size(); ++r) {
     Value* v = top->returns()[r];
-    Node* n = v->producer();
-    // Outputs packed into a tuple, list or dict (pytree outputs): the elements.
-    if (n && (n->kind() == "prim::TupleConstruct" || n->kind() == "prim::ListConstruct" ||
-              n->kind() == "prim::DictConstruct")) {
-      for (size_t i = 0; i < n->inputs().size(); ++i) {
-        Value* e = n->input(i);
-        if (!isTensor(e) || !mayBeConstant(e)) continue;
-        Value* copy = cloneOf(graph, e, n);
-        n->replaceInput(i, copy);  // only this reader: another may want the constant itself
-        ++cloned;
-      }
-      continue;
+    if (Node* n = v->producer(); n && isContainer(*n)) {
+      cloned += ownElements(graph, n);
+    } else if (isTensor(v) && mayBeConstant(v)) {
+      top->replaceReturn(r, cloneOf(graph, v, nullptr));
+      ++cloned;
     }
-    if (!isTensor(v) || !mayBeConstant(v)) continue;
-    top->replaceReturn(r, cloneOf(graph, v, nullptr));
-    ++cloned;
   }
   return cloned;
 }

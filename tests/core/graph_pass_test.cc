@@ -153,15 +153,18 @@ TEST(BuiltinPasses, FoldConstantsMatchesEager) {
   EXPECT_TRUE(at::allclose(m->run({in}).toTensor(), at::mm(in, w.t())));
 }
 
-// A model returning a weight directly and inside a tuple: the caller gets copies, so
-// writing into them changes nothing for later runs.
+// A model returning a weight directly, inside a tuple and inside a tuple in that tuple:
+// the caller gets copies, so writing into them changes nothing for later runs.
 TEST(BuiltinPasses, OutputsNeverHandOutConstants) {
   const at::Tensor w = at::arange(4, at::kFloat);
   auto g = std::make_shared<Graph>("consts");
   Value* x = g->top()->addParam(c10::TensorType::get(), "x");
   Value* wc = g->addConstant(w, c10::TensorType::create(w));
-  Node* tuple = g->top()->appendNode({"prim::TupleConstruct", "", nullptr, {x, wc},
-                                      {{c10::TupleType::create({c10::TensorType::get(), c10::TensorType::get()}), "t"}}});
+  Node* inner = g->top()->appendNode({"prim::TupleConstruct", "", nullptr, {wc},
+                                      {{c10::TupleType::create({c10::TensorType::get()}), "inner"}}});
+  Node* tuple = g->top()->appendNode(
+      {"prim::TupleConstruct", "", nullptr, {x, wc, inner->output(0)},
+       {{c10::TupleType::create({c10::TensorType::get(), c10::TensorType::get(), inner->output(0)->type()}), "t"}}});
   g->top()->addReturn(wc);
   g->top()->addReturn(tuple->output(0));
   g->finalize();
@@ -172,7 +175,7 @@ TEST(BuiltinPasses, OutputsNeverHandOutConstants) {
   g->finalize();
   auto own = std::find_if(results.begin(), results.end(), [](const PassResult& r) { return r.name == "own_constant_outputs"; });
   ASSERT_NE(own, results.end());
-  EXPECT_EQ(own->changed, 2u);
+  EXPECT_EQ(own->changed, 3u);
   EXPECT_TRUE(verifyGraph(*g).empty()) << g->str();
   Signature sig("consts", {Argument{"x", c10::TensorType::get(), std::nullopt}});
   auto m = Module::fromGraph(g, std::move(sig), o, &registries);
@@ -181,8 +184,11 @@ TEST(BuiltinPasses, OutputsNeverHandOutConstants) {
     const auto& outs = out.toTupleRef().elements();
     ASSERT_TRUE(at::equal(outs[0].toTensor(), w)) << "run " << run;
     ASSERT_TRUE(at::equal(outs[1].toTupleRef().elements()[1].toTensor(), w)) << "run " << run;
+    const at::Tensor nested = outs[1].toTupleRef().elements()[2].toTupleRef().elements()[0].toTensor();
+    ASSERT_TRUE(at::equal(nested, w)) << "run " << run;
     outs[0].toTensor().add_(100);
     outs[1].toTupleRef().elements()[1].toTensor().add_(100);
+    nested.add_(100);
   }
   EXPECT_TRUE(at::equal(wc->constant().toTensor(), w));
 }

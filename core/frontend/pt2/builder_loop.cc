@@ -18,7 +18,10 @@
 // evaluates the condition and then an If around the body, would split one iteration
 // over two blocks and add a node per trip. The cond subgraph is converted twice; it is
 // typically one comparison. `additional` (lifted weights, outer tensors) are read by the
-// body directly, as brisk's blocks read outer values.
+// body directly, as brisk's blocks read outer values. A carried value that is a load-time
+// constant (the folded zeros(()) a counter starts from) is the loop's output after zero
+// trips; the own_constant_outputs graph pass (core/graph/builtin_passes.h) clones such
+// outputs, for this frontend and TorchScript's alike.
 #include <algorithm>
 #include <limits>
 
@@ -27,20 +30,6 @@
 
 namespace brisk::pt2 {
 namespace {
-
-// A fresh copy of a load-time constant. A carried value that is a constant (the folded
-// `zeros(())` a counter starts from, a body result export folded) would otherwise
-// become the loop's output after zero trips, handing the caller the Module's own
-// tensor, which a caller's in-place write would change for every later run.
-Value* ownedCopy(Value* v, Block* block) {
-  if (!v->isConstant() || v->type()->kind() != c10::TypeKind::TensorType) return v;
-  NodeSpec clone;
-  clone.kind = "aten::clone";
-  clone.schema = schemaFor(c10::OperatorName("aten::clone", ""));
-  clone.inputs = {v, block->graph()->addConstant(c10::IValue(), c10::NoneType::get())};
-  clone.outputs.emplace_back(c10::TensorType::get(), "");
-  return block->appendNode(std::move(clone))->output(0);
-}
 
 const Json& subgraph(const Json& named_arg, const std::string& what) {
   return at(at(at(named_arg, "arg", what), "as_graph", what), "graph", what);
@@ -149,7 +138,7 @@ void Builder::convertWhileLoop(const Json& node) {
   NodeSpec loop;
   loop.kind = "prim::Loop";
   loop.inputs = {g_->addConstant(c10::IValue(std::numeric_limits<int64_t>::max()), c10::IntType::get()), first};
-  for (Value* v : carried) loop.inputs.push_back(ownedCopy(v, block_));
+  loop.inputs.insert(loop.inputs.end(), carried.begin(), carried.end());
   for (size_t i = 0; i < carried.size(); ++i) loop.outputs.emplace_back(c10::TensorType::get(), "");
   Node* n = block_->appendNode(std::move(loop));
 
@@ -157,7 +146,6 @@ void Builder::convertWhileLoop(const Json& node) {
   trip->addParam(c10::IntType::get(), "trip");  // the trip count: while_loop has none
   for (size_t i = 0; i < carried.size(); ++i) operands[i] = trip->addParam(c10::TensorType::get(), "");
   std::vector<Value*> next = inlineSubgraph(body, operands, trip, "while_loop's body_graph");
-  for (Value*& v : next) v = ownedCopy(v, trip);
   std::copy(next.begin(), next.end(), operands.begin());
   Value* again = toBool(inlineSubgraph(cond, operands, trip, "while_loop's cond_graph").at(0), trip);
   trip->addReturn(again);
