@@ -24,17 +24,7 @@
 namespace brisk {
 namespace {
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message is not one line: " << msg;
-    return msg;
-  }
-  ADD_FAILURE() << "no brisk::Error thrown";
-  return "";
-}
+using testing::errorOf;
 
 void expectContains(const std::string& text, const std::vector<std::string>& parts) {
   for (const auto& p : parts) EXPECT_NE(text.find(p), std::string::npos) << "'" << p << "' not in: " << text;

@@ -22,14 +22,7 @@ const c10::FunctionSchema* schemaOf(const char* literal) {
   return &torch::jit::getOperatorForLiteral(literal)->schema();
 }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::errorOf;
 
 size_t countKind(const Graph& g, const std::string& kind) {
   size_t n = 0;

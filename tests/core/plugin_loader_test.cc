@@ -23,14 +23,7 @@ graph(%a : Tensor, %b : Tensor):
 
 std::string pluginFile(const std::string& name) { return testing::runfile("tests/plugins/" + name); }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::errorOf;
 
 TEST(PluginLoader, RegisteredKernelIsChosenAndRun) {
   Registries registries;

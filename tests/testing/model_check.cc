@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "core/common/error.h"
 #include "core/executor/module.h"
 #include "core/executor/runtime.h"
 #include "tools/jit_reference.h"
@@ -52,6 +53,18 @@ void expectHeldOutputsSurvive(Runtime& rt, const ModelInputs& held, const ModelI
     rt.run(held.args, held.kwargs);
   }
   EXPECT_EQ(compareIValues(outputs, copy, Tolerance{0, 0, 0}), "");
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "message is not one line: " << msg;
+    return msg;
+  }
+  ADD_FAILURE() << "no brisk::Error thrown";
+  return "";
 }
 
 }  // namespace brisk::testing

@@ -1,6 +1,7 @@
 #pragma once
 // Shared helpers so each model test reads like a specification:
 //   expectMatchesJit(zooModel("mlp"), options);
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,10 @@ std::string runfile(const std::string& path);
 // unchanged. Reports failures through gtest.
 void expectMatchesJit(const std::string& model_path, const Options& options,
                       const std::vector<std::string>& input_files, Tolerance tol = {});
+
+// The message of the brisk::Error `f` throws, checked to be one line; a gtest failure
+// (and "") when it throws none.
+std::string errorOf(const std::function<void()>& f);
 
 // Outputs a caller holds are never overwritten by later runs: runs `rt` `warmup` times
 // on `held`, holds the next run's outputs, then runs `other` and `held` alternately
