@@ -89,7 +89,8 @@ def _ensure_settings():
     os.environ["BRISK_COMPARE_REEXEC"] = "1"
     # GLIBC_TUNABLES is read by the dynamic loader at process start: only a new process
     # gets it.
-    os.execv(sys.executable, [sys.executable, os.path.abspath(__file__)] + sys.argv[1:])
+    # sys.argv[0]: this script, or another benchmark script that imports these settings.
+    os.execv(sys.executable, [sys.executable, os.path.abspath(sys.argv[0])] + sys.argv[1:])
 
 
 if __name__ == "__main__":

@@ -9,8 +9,8 @@ Per zoo model with a TorchScript twin (tools/zoo's pt2_manifest.json):
     median over rounds; the ratio to TorchScript is the median of per-round ratios;
   - peak RSS: one process per model and format (--memory-child): load, reset the peak
     (clear_refs), MEMORY_ITERS inferences, VmHWM - RSS before them.
-One intra-op thread, MKL single-threaded, glibc malloc without mmap and trimming (the
-script re-executes itself with that environment when it is missing, as compare.py does).
+One intra-op thread, MKL single-threaded, glibc malloc without mmap and trimming
+(compare.py's settings: the script re-executes itself with them when they are missing).
 
     bazel run //tools/bench:pt2_vs_torchscript -- [--models a,b] [--rounds N] [--out DIR]
 
@@ -24,33 +24,15 @@ import statistics
 import subprocess
 import sys
 
-ENV = {
-    "OMP_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "GLIBC_TUNABLES": "glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736",
-}
+import compare  # the fixed thread and allocator settings and the /proc helpers (tools/bench)
+
 FORMATS = {"torchscript": ".pt", "pt2": ".pt2", "core": ".core.pt2"}
-
-
-def _ensure_env():
-    if all(os.environ.get(k) == v for k, v in ENV.items()):
-        return
-    os.environ.update(ENV)
-    os.execv(sys.executable, [sys.executable] + sys.argv)
 
 
 def _inputs(zoo, name):
     import torch
     d = torch.load(os.path.join(zoo, f"{name}.inputs.pt"))
     return {"args": list(d["args"]), "kwargs": dict(d["kwargs"])}
-
-
-def _status_kib(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no {field} in /proc/self/status")
 
 
 def memory_child(path, inputs_path, iters):
@@ -60,12 +42,11 @@ def memory_child(path, inputs_path, iters):
     d = torch.load(inputs_path)
     args, kwargs = list(d["args"]), dict(d["kwargs"])
     m = brisk.load(path, intra_op_threads=1)
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # VmHWM := current RSS
-    before = _status_kib("VmRSS")  # the first runs' slab and outputs count: what inference costs
+    compare._reset_peak()  # VmHWM := current RSS
+    before = compare._status_kib("VmRSS")  # the first runs' slab and outputs count: what inference costs
     for _ in range(iters):
         m(*args, **kwargs)
-    print(json.dumps({"peak_increase_mib": (_status_kib("VmHWM") - before) / 1024.0}))
+    print(json.dumps({"peak_increase_mib": (compare._status_kib("VmHWM") - before) / 1024.0}))
 
 
 def peak_rss(path, inputs_path, iters):
@@ -139,7 +120,7 @@ def main():
     a = p.parse_args()
     if a.rounds < 1 or a.iters < 1:
         raise SystemExit("pt2_vs_torchscript: --rounds and --iters must be >= 1")
-    _ensure_env()
+    compare._ensure_settings()
     import torch
     torch.set_num_threads(1)
     with open(os.path.join(a.zoo, "pt2_manifest.json")) as f:
@@ -165,7 +146,7 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     settings = {
         "date": datetime.date.today().isoformat(), "cpu": f"{cpu}, {os.cpu_count()} CPUs", "torch": torch.__version__,
-        "env": ENV, "rounds": a.rounds, "iters": a.iters,
+        "env": dict(compare.SETTINGS_ENV), "rounds": a.rounds, "iters": a.iters,
         "method": f"Module.benchmark in rotating order, {a.rounds} rounds x {a.iters} inferences, 1 thread, "
                   f"glibc tunables; peak RSS: one process per model and format, {a.memory_iters} inferences.",
     }
