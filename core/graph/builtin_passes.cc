@@ -69,17 +69,18 @@ size_t eliminateDeadCode(Graph& graph) {
   size_t erased = 0;
   // Inner blocks first, each back to front: a chain of unread nodes goes in one sweep.
   for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
-    const std::vector<Node*> nodes = (*b)->nodes();
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    std::unordered_set<Node*> dead;
+    for (auto it = (*b)->nodes().rbegin(); it != (*b)->nodes().rend(); ++it) {
       Node* n = *it;
       if (!removableWhenUnread(*n)) continue;
       bool read = false;
       for (const Value* o : n->outputs()) read = read || reads[o->id()] != 0;
       if (read) continue;
       for (const Value* v : n->inputs()) --reads[v->id()];
-      (*b)->eraseNode(n);
-      ++erased;
+      dead.insert(n);
     }
+    (*b)->eraseNodes(dead);
+    erased += dead.size();
   }
   return erased;
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace c10 {
@@ -142,6 +143,9 @@ class Block {
   // Takes `n` out of this block. Nothing may read its outputs any more (throws
   // brisk::Error otherwise); they keep their ids, so slots stay dense.
   void eraseNode(Node* n);
+  // The same for a set of this block's nodes at once (one scan of the graph), which may
+  // read each other's outputs.
+  void eraseNodes(const std::unordered_set<Node*>& nodes);
 
  private:
   friend class Graph;

@@ -1,6 +1,7 @@
 // Rewriting a Graph at load (graph passes): insert, erase, redirect reads. Linear scans
 // over the graph: passes run once per load, and graphs have thousands of nodes at most.
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/common/error.h"
 #include "core/graph/graph.h"
@@ -34,15 +35,30 @@ Node* Block::insertNodeBefore(Node* before, NodeSpec spec) {
   return n;
 }
 
-void Block::eraseNode(Node* n) {
-  auto pos = std::find(nodes_.begin(), nodes_.end(), n);
-  if (pos == nodes_.end()) throw Error("eraseNode: " + n->describe() + " is not in this block");
-  for (const Value* o : n->outputs())
-    if (graph_->countUses(o) != 0)
-      throw Error("eraseNode: " + n->describe() + ": its output " + o->ref() + " is still read");
-  nodes_.erase(pos);
-  n->block_ = nullptr;
-  ++graph_->erased_nodes_;
+void Block::eraseNode(Node* n) { eraseNodes({n}); }
+
+void Block::eraseNodes(const std::unordered_set<Node*>& dead) {
+  if (dead.empty()) return;
+  std::unordered_set<const Value*> gone;
+  for (const Node* n : dead) {
+    if (n->block_ != this) throw Error("eraseNode: " + n->describe() + " is not in this block");
+    gone.insert(n->outputs().begin(), n->outputs().end());
+  }
+  // One scan for the whole set: nothing that stays may read what goes.
+  forEachBlock(graph_->top_.get(), [&](Block& b) {
+    for (const Node* n : b.nodes_)
+      if (!dead.count(const_cast<Node*>(n)))
+        for (const Value* in : n->inputs())
+          if (gone.count(in)) throw Error("eraseNode: " + in->producer()->describe() + ": its output " + in->ref() +
+                                          " is still read by " + n->describe());
+    for (const Value* r : b.returns_)
+      if (gone.count(r)) throw Error("eraseNode: " + r->producer()->describe() + ": its output " + r->ref() +
+                                     " is still read");
+  });
+  nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(), [&](Node* n) { return dead.count(n) != 0; }),
+               nodes_.end());
+  for (Node* n : dead) n->block_ = nullptr;
+  graph_->erased_nodes_ += dead.size();
 }
 
 size_t Graph::replaceAllUses(const Value* from, Value* to) {
