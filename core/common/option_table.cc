@@ -38,6 +38,14 @@ std::vector<OptionSpec> makeTable() {
                   "(`brisk inspect` lists the passes and what each "
                   "changed); an unknown name is an error at load",
        .default_note = "none"},
+      {.name = "delegates", .field = &O::delegates, .flag = "delegate", .metavar = "NAME",
+       .help = "delegate backends tried on every block, in order (the flag replaces the default list and is "
+               "repeatable)",
+       .details = "delegate backends tried on every block, in order; a name no loaded plugin registers loads "
+                  "`libbrisk_NAME.so` from the plugin path; a missing default backend is a warning, a named one "
+                  "an error (the flag replaces the default list and is repeatable; see \"Delegates\")"},
+      {.name = "use_delegates", .field = &O::use_delegates, .flag = "no-delegates",
+       .help = "let delegate backends run the groups of nodes they claim (off: brisk's own kernels only)"},
       {.name = "use_out_variants", .field = &O::use_out_variants, .flag = "no-out-variants",
        .help = "use out-variant kernels"},
       {.name = "use_native", .field = &O::use_native, .flag = "no-native", .help = "use native kernels (prim ops too)"},

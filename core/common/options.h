@@ -40,6 +40,14 @@ struct Options {
   // names are an error at load, once the plugins are loaded.
   std::vector<std::string> disabled_passes;
 
+  // Delegate backends (core/kernels/delegate.h) tried on every block, in this order; a
+  // name no loaded plugin registers loads the plugin of that name (libbrisk_<name>.so).
+  // A default backend that cannot be found is skipped with a warning (as a default
+  // plugin is); one named explicitly is an error.
+  std::vector<std::string> delegates = {"onednn"};
+  // false: no backend is tried (every node runs on brisk's own kernels).
+  bool use_delegates = true;
+
   // --- Kernel choice ---------------------------------------------------------------
   bool use_out_variants = true;  // false: skip the out-variant registry
   bool use_native = true;        // false: skip native kernels (prim ops too)

@@ -79,6 +79,9 @@ struct ExecutionPlan {
   // Slots cleared at the end of every run (everything but constants and retained).
   std::vector<uint32_t> cleanup;
   std::vector<std::unique_ptr<Kernel>> kernels;
+  // Kernels that keep per-Runtime state (delegate partitions) reserved this many
+  // entries of Runtime::kernelState at load.
+  uint32_t num_kernel_states = 0;
   // The layout algorithm chosen by Options::planner (from planners::PlannerRegistry).
   const planners::LayoutAlgorithm* layout = nullptr;
 };

@@ -65,6 +65,27 @@ void loadPlugins(const std::string& model, const Options& o, Registries& registr
                               << "' not found; nodes will use fallback kernels (" << e.what() << ")";
     }
   }
+  if (!o.use_delegates) return;
+  // A backend no loaded plugin registers comes from the plugin of the same name.
+  const bool defaults = o.default_plugins_optional && o.delegates == Options{}.delegates;
+  for (const std::string& name : o.delegates) {
+    if (registries.delegates.find(name)) continue;
+    try {
+      loadPlugin(name, o.plugin_path, registries);
+    } catch (const Error& e) {
+      if (!defaults || !findPlugin(name, o.plugin_path).empty()) throw e.withModel(model);
+      LOG_FIRST_N(WARNING, 1) << "brisk: default delegate backend '" << name
+                              << "' not found; its nodes run on brisk's own kernels (" << e.what() << ")";
+      continue;
+    }
+    if (!registries.delegates.find(name)) {
+      std::string known;
+      for (const std::string& n : registries.delegates.names()) known += (known.empty() ? "" : ", ") + n;
+      throw Error(Error::Where{model, "", ""}, "delegate backend '" + name + "': plugin '" + name +
+                                                   "' loaded but registers no backend of that name (registered: " +
+                                                   (known.empty() ? "none" : known) + ")");
+    }
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/executor/execution_plan.h"
+#include "core/graph/effects.h"
 #include "core/graph/graph.h"
 #include "core/graph/liveness.h"
 
@@ -27,29 +28,9 @@ class BitMatrix {
   std::vector<uint64_t> bits_;
 };
 
-bool graphHasOrderedNode(const Graph& g);
-
-// True when the interpreter's order of this node relative to others is observable:
-// side effects (print, raise, warn), writes to an argument (in-place ops, list
-// mutation) or nondeterminism (random ops consume the generator in order).
-bool isOrdered(const Node& n) {
-  if (const torch::jit::Node* jn = n.jitNode()) {
-    if (jn->hasSideEffects() || jn->isNondeterministic()) return true;
-  } else if (!n.schema() && n.blocks().empty() && !n.subgraph()) {
-    return true;  // a hand-built node we know nothing about
-  }
-  if (n.schema() && n.schema()->is_mutable()) return true;
-  for (const auto& b : n.blocks())
-    for (const Node* inner : b->nodes())
-      if (isOrdered(*inner)) return true;
-  return n.subgraph() && graphHasOrderedNode(*n.subgraph());
-}
-
-bool graphHasOrderedNode(const Graph& g) {
-  for (const Node* n : g.top()->nodes())
-    if (isOrdered(*n)) return true;
-  return false;
-}
+// True when the interpreter's order of this node relative to others is observable
+// (core/graph/effects.h: side effects, writes to an argument, nondeterminism).
+bool isOrdered(const Node& n) { return hasEffects(n); }
 
 // Step j's predecessors: the producers (in this block) of what it reads, and the
 // barriers ordered nodes impose. Counts the barriers in `sp`.

@@ -26,6 +26,7 @@ class BuildContext final : public KernelBuildContext {
   const std::string& modelName() const override { return m_.name(); }
   const ExecBlock* compileBlock(const Block& block) override { return b_.compileBlock(block); }
   std::shared_ptr<Module> buildChild(const Graph& subgraph) override { return b_.buildChild(subgraph); }
+  uint32_t reserveKernelState() override { return b_.reserveKernelState(); }
 
  private:
   ModuleBuilder& b_;
@@ -36,7 +37,7 @@ class BuildContext final : public KernelBuildContext {
 // Ops whose kernels the executor itself depends on; never sent to the fallback.
 bool isStructural(const Node& n) {
   return n.kind() == "prim::If" || n.kind() == "prim::Loop" || n.kind() == "prim::fork" ||
-         n.kind() == "aten::wait";
+         n.kind() == "aten::wait" || n.kind() == kDelegateKind;
 }
 
 std::unique_ptr<Kernel> tryRegistry(const KernelRegistry& reg, KernelBuildContext& ctx) {
@@ -170,7 +171,7 @@ void ModuleBuilder::decideRetention() {
   plan.retained.assign(m_.graph_->numValues(), 0);
   for (const Node* n : m_.graph_->allNodes()) {
     const Kernel* k = kernel_of_node_[n->index()];
-    if (!k || k->kind() != KernelKind::kOutVariant) continue;
+    if (!k || !k->plansOutputs()) continue;
     const c10::FunctionSchema* s = n->schema();
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       const Value* v = n->output(i);

@@ -22,6 +22,7 @@ class ModuleBuilder {
   const ExecBlock* compileBlock(const Block& block);
   std::shared_ptr<Module> buildChild(const Graph& subgraph);
   const std::vector<const Kernel*>& kernelOfNode() const { return kernel_of_node_; }
+  uint32_t reserveKernelState() { return m_.plan_.num_kernel_states++; }
 
  private:
   std::unique_ptr<Kernel> chooseKernel(const Node& node);

@@ -22,7 +22,8 @@ Runtime::Runtime(const Module& module, std::shared_ptr<const Module> keepalive)
       keepalive_(std::move(keepalive)),
       plan_(module.plan()),
       slots_(plan_.num_slots),
-      run_options_(&kNoRunOptions) {
+      run_options_(&kNoRunOptions),
+      kernel_states_(plan_.num_kernel_states) {
   for (const auto& [slot, value] : plan_.constants) slots_[slot] = value;
   for (uint32_t p : plan_.blocks.front().params) input_ptrs_.push_back(&slots_[p]);
   for (const ExecBlock& b : plan_.blocks) {

@@ -13,6 +13,7 @@
 #include "core/memory/memory_plan.h"
 #include "core/executor/run_options.h"
 #include "core/graph/signature.h"
+#include "core/kernels/kernel.h"  // KernelState
 
 namespace brisk {
 
@@ -73,6 +74,9 @@ class Runtime {
   // per fork and per wait, never per node; forgotten at the end of the run.
   void addForkClaim(const void* future, std::shared_ptr<ForkClaim> claim);
   std::shared_ptr<ForkClaim> takeForkClaim(const void* future);
+  // Per-Runtime state of kernel `i` (KernelBuildContext::reserveKernelState), empty until
+  // the kernel first fills it; lives as long as this Runtime. An index, not a lookup.
+  std::unique_ptr<KernelState>& kernelState(uint32_t i) { return kernel_states_[i]; }
 
  private:
   template <bool kProfile>
@@ -90,7 +94,8 @@ class Runtime {
   std::mutex forks_mu_;
   std::vector<std::pair<const void*, std::shared_ptr<ForkClaim>>> forks_;
   std::unique_ptr<ParallelExecutor> parallel_;  // for the top block, when it has a DAG
-  std::unique_ptr<OutputArena> output_arena_;  // Options::manage_output_tensors
+  std::unique_ptr<OutputArena> output_arena_;
+  std::vector<std::unique_ptr<KernelState>> kernel_states_;  // Options::manage_output_tensors
   std::atomic<bool> memory_changed_{false};  // a block (re)planned during this run
   uint64_t runs_ = 0;
 };

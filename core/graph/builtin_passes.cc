@@ -6,6 +6,7 @@
 
 #include "core/common/options.h"
 #include "core/graph/constant_eval.h"
+#include "core/graph/effects.h"
 #include "core/graph/graph.h"
 #include "core/graph/graph_pass.h"
 #include "core/graph/inplace_reuse.h"
@@ -22,28 +23,17 @@ std::vector<Block*> allBlocks(const Graph& g) {
   return out;
 }
 
-// Prim ops without a schema whose only effect is their results.
-bool purePrim(const std::string& kind) {
-  static const std::unordered_set<std::string> kPure = {
-      "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct", "prim::ListUnpack",
-      "prim::TupleUnpack",   "prim::TupleIndex",     "prim::NumToTensor",   "prim::dtype",
-      "prim::device",        "prim::layout",         "prim::shape",         "prim::unchecked_cast"};
-  return kPure.count(kind) != 0;
-}
-
 // Removing a node that nothing reads is safe unless running it does something besides
 // computing its results: writes an input, raises on a check, draws random numbers,
 // or runs blocks / a fork.
 bool removableWhenUnread(const Node& n) {
-  if (n.outputs().empty() || !n.blocks().empty() || n.subgraph()) return false;
-  if (!n.schema()) return purePrim(n.kind());
-  const std::string& name = n.schema()->name();
-  return !n.schema()->is_mutable() && !nondeterministic(name) && name.find("assert") == std::string::npos &&
-         name.rfind("brisk::", 0) != 0;
+  // Blocks and forks stay: removing a loop that nothing reads is correct but rare, and
+  // hasEffects says whether their contents do anything else.
+  return !n.outputs().empty() && n.blocks().empty() && !n.subgraph() && !hasEffects(n);
 }
 
 size_t foldNode(Graph& g, Block& b, Node* n) {
-  if (!n->schema() || !n->blocks().empty() || n->subgraph()) return 0;
+  if (!n->schema() || !n->blocks().empty() || n->subgraph() || hasEffects(*n)) return 0;
   std::optional<std::vector<at::Tensor>> results = evaluateAtLoad(n->schema()->operator_name(), *n->schema(), n->inputs());
   if (!results || results->size() != n->outputs().size()) return 0;
   for (size_t i = 0; i < results->size(); ++i) {

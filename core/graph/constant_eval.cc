@@ -2,6 +2,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include "core/graph/effects.h"
 #include "core/graph/graph.h"
 
 namespace brisk {
@@ -14,15 +15,6 @@ bool isGenerator(const c10::TypePtr& t) {
 }
 
 }  // namespace
-
-bool nondeterministic(const std::string& name) {
-  static const char* const kPrefixes[] = {"aten::rand",    "aten::normal",      "aten::bernoulli",
-                                          "aten::dropout", "aten::native_dropout", "aten::empty",
-                                          "aten::new_empty", "aten::multinomial"};
-  for (const char* p : kPrefixes)
-    if (name.rfind(p, 0) == 0) return true;
-  return false;
-}
 
 std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& name, const c10::FunctionSchema& schema,
                                                       const std::vector<Value*>& inputs) {

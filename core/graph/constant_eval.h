@@ -9,12 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "core/graph/effects.h"  // nondeterministic
+
 namespace brisk {
 
 class Value;
-
-// Ops whose results are not a function of their inputs' values (random, uninitialised).
-bool nondeterministic(const std::string& op_name);
 
 // The results of `name` on `inputs` computed now, or nullopt when the node is not
 // foldable: an input is not constant, or the op is not a functional, deterministic

@@ -146,6 +146,18 @@ class Block {
   // The same for a set of this block's nodes at once (one scan of the graph), which may
   // read each other's outputs.
   void eraseNodes(const std::unordered_set<Node*>& nodes);
+  // Moves `group` (nodes of this block, without blocks of their own) into the one block
+  // of a new node of kind `kind` (graph_wrap.cc), for the delegate partitioner. The new
+  // node reads the group's non-constant inputs from outside, in first-read order; its
+  // outputs are the group's values that anything outside it reads, and every such read
+  // now reads the new node's output instead. The nested block returns the group's values
+  // and reads outer values and constants directly. Nodes between the group's members
+  // that depend on the group move after the new node; the others stay before it.
+  // Throws brisk::Error when the group is empty, has a node of another block or one with
+  // blocks, or is not convex (a path leaves the group and comes back).
+  Node* wrapNodes(const std::vector<Node*>& group, const std::string& kind);
+  // Why `group` cannot be wrapped (the checks of wrapNodes), or "" when it can.
+  std::string wrapProblem(const std::vector<Node*>& group) const;
 
  private:
   friend class Graph;

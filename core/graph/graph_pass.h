@@ -34,6 +34,7 @@ enum PassOrder : int {
   kPassOrderSimplify = 100,  // dead code
   kPassOrderFold = 200,      // constant folding
   kPassOrderFuse = 500,      // pattern rewrites (plugins usually go here)
+  kPassOrderPartition = 600, // delegate backends claim groups of nodes (core/kernels/partitioner.h)
   kPassOrderCleanUp = 800,   // dead code again, after the rewrites
   kPassOrderOutputs = 850,   // what the caller receives (no constant handed out)
   kPassOrderAnnotate = 900,  // marks kernels read (in-place reuse)

@@ -19,7 +19,7 @@ class Runtime;
 enum class KernelKind : uint8_t {
   kOutVariant = 0,  // writes into its outputs, reusing them across runs (plannable)
   kNative = 1,      // static dispatch; outputs not managed (views, list ops, prim ops)
-  kDelegate = 2,    // reserved for delegate backends (whole subgraphs); none exist yet
+  kDelegate = 2,    // a delegate backend's compiled partition (core/kernels/delegate.h)
   kFallback = 3,    // the TorchScript operator, called boxed
 };
 constexpr int kNumKernelKinds = 4;
@@ -53,6 +53,13 @@ class KernelContext {
   uint32_t num_out_;
 };
 
+// State a kernel keeps per Runtime (Runtime::kernelState): what must not be shared
+// between concurrent runs, made once per Runtime instead of once per call.
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
 class Kernel {
  public:
   explicit Kernel(KernelKind kind) : kind_(kind) {}
@@ -65,6 +72,9 @@ class Kernel {
   virtual std::string describe() const { return ""; }
 
   KernelKind kind() const { return kind_; }
+  // True when the kernel's outputs may be kept between runs and placed by the memory
+  // planner (out-variant kernels, and delegates whose output is capturable).
+  virtual bool plansOutputs() const { return kind_ == KernelKind::kOutVariant; }
   // The plugin (or "core") that registered the factory; set by the registry.
   const std::string& provider() const { return provider_; }
   void setProvider(std::string p) { provider_ = std::move(p); }

@@ -6,6 +6,7 @@
 #include "core/graph/builtin_passes.h"
 #include "core/graph/graph.h"
 #include "core/kernels/core_kernel_sets.h"
+#include "core/kernels/partitioner.h"
 #include "core/kernels/plugin.h"
 
 namespace brisk {
@@ -64,6 +65,35 @@ void registerCoreKernels(Registries& registries) {
 Registries::Registries() : id(next_registries_id++) {
   registerCoreKernels(*this);
   addBuiltinPasses(passes);
+  addPartitionPass(*this);
+}
+
+void DelegateRegistry::add(std::string name, std::shared_ptr<const DelegateBackend> backend, std::string provider) {
+  if (name.empty() || !backend) throw Error("delegate registration needs a name and a backend");
+  std::lock_guard<std::mutex> lock(mu_);
+  for (Entry& e : entries_)
+    if (e.name == name) {
+      if (e.provider != provider)
+        throw Error("delegate backend '" + name + "' of plugin '" + provider + "' is already registered by '" +
+                    e.provider + "'");
+      e.backend = std::move(backend);
+      return;
+    }
+  entries_.push_back(Entry{std::move(name), std::move(provider), std::move(backend)});
+}
+
+std::shared_ptr<const DelegateBackend> DelegateRegistry::find(const std::string& name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_)
+    if (e.name == name) return e.backend;
+  return nullptr;
+}
+
+std::vector<std::string> DelegateRegistry::names() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const Entry& e : entries_) out.push_back(e.name);
+  return out;
 }
 Registries::~Registries() = default;
 
@@ -80,6 +110,9 @@ void PluginRegistrar::native(std::string key, KernelFactory factory) {
 }
 void PluginRegistrar::pass(std::string name, int order, GraphPassFn fn, std::string help) {
   registries_.passes.add(GraphPass{provider_ + "." + name, order, provider_, std::move(help), std::move(fn)});
+}
+void PluginRegistrar::delegate(std::string name, std::shared_ptr<const DelegateBackend> backend) {
+  registries_.delegates.add(std::move(name), std::move(backend), provider_);
 }
 void PluginRegistrar::addOption(PluginOptionSpec spec) { registries_.plugin_options.add(std::move(spec)); }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/graph/graph_pass.h"
+#include "core/kernels/delegate.h"
 #include "core/kernels/kernel.h"
 #include "core/kernels/plugin_options.h"
 
@@ -42,6 +43,8 @@ class KernelBuildContext {
   // Builds a child Module for a subgraph (prim::fork), with the same options and
   // registries. Built once at load and shared by every run.
   virtual std::shared_ptr<Module> buildChild(const Graph& subgraph) = 0;
+  // Reserves one slot of per-Runtime state for this kernel (Runtime::kernelState).
+  virtual uint32_t reserveKernelState() = 0;
 
   // The value of the plugin's option `opt` (PluginRegistrar::option) for this Module.
   template <typename T>
@@ -83,6 +86,8 @@ struct Registries {
   // Load-time graph passes: core's own (builtin_passes.h) and the plugins'
   // (PluginRegistrar::pass).
   PassRegistry passes;
+  // Delegate backends (core/kernels/delegate.h), by name.
+  DelegateRegistry delegates;
   // Unique per instance for the whole process (addresses can be reused).
   const uint64_t id;
 

@@ -42,4 +42,19 @@ class OutputCapture {
   int32_t index_ = -1;
 };
 
+// While one lives on a thread, that thread's allocations bypass the memory plan: for
+// what a kernel allocates once and keeps beyond the call (a weight packed on the first
+// call with a new input shape), which must neither be served from the slab nor count
+// as the call's scratch.
+class UnplannedAllocations {
+ public:
+  UnplannedAllocations() noexcept;
+  ~UnplannedAllocations();
+  UnplannedAllocations(const UnplannedAllocations&) = delete;
+  UnplannedAllocations& operator=(const UnplannedAllocations&) = delete;
+
+ private:
+  void* saved_;
+};
+
 }  // namespace brisk

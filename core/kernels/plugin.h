@@ -7,6 +7,7 @@
 //     auto fast = registrar.option<bool>("fast", true, "what it does");  // users: "<plugin>.fast"
 //     registrar.native("aten::foo", [fast](KernelBuildContext& b) { ... b.pluginOption(fast) ... });
 //     registrar.pass("fuse_foo", kPassOrderFuse, rewriteFoo, "what it does");  // runs as "<plugin>.fuse_foo"
+//     registrar.delegate("my_backend", std::make_shared<MyBackend>());  // delegate.h
 //   }
 //
 // The host passes its ABI stamp; the entry point compares it with the stamp the plugin
@@ -26,7 +27,9 @@
 // Bump when Kernel, KernelContext, KernelBuildContext, the registries or this header
 // change incompatibly. 3: plugin options (Registries::plugin_options, PluginRegistrar::option).
 // 4: graph passes (Registries::passes, PluginRegistrar::pass, graph_pass.h).
-#define BRISK_PLUGIN_ABI_VERSION 4
+// 5: delegate backends (delegate.h, Registries::delegates, PluginRegistrar::delegate),
+// KernelState and Kernel::plansOutputs.
+#define BRISK_PLUGIN_ABI_VERSION 5
 #endif
 
 namespace brisk {
@@ -72,6 +75,9 @@ class PluginRegistrar {
   // Adds a load-time graph pass named "<provider>.<name>" that runs at `order`
   // (core/graph/graph_pass.h: PassOrder) on every Module loaded with these registries.
   void pass(std::string name, int order, GraphPassFn fn, std::string help);
+  // Adds a delegate backend (delegate.h) that Modules try when Options::delegates names
+  // it (`--delegate NAME`).
+  void delegate(std::string name, std::shared_ptr<const DelegateBackend> backend);
   const std::string& provider() const { return provider_; }
 
  private:

@@ -199,6 +199,9 @@ OutputCapture::~OutputCapture() {
   if (mem_) mem_->endCapture(index_, at::Tensor());
 }
 
+UnplannedAllocations::UnplannedAllocations() noexcept : saved_(setAllocationHook(nullptr)) {}
+UnplannedAllocations::~UnplannedAllocations() { setAllocationHook(static_cast<AllocationHook*>(saved_)); }
+
 void OutputCapture::done(const at::Tensor& result) noexcept {
   if (!mem_) return;
   mem_->endCapture(index_, result);

@@ -78,6 +78,22 @@ void printFallbackOps(const std::vector<NodeKernelInfo>& report) {
   for (const auto& [op, count] : ops) std::cout << "  " << op << " x" << count << "\n";
 }
 
+// Each delegate partition (a brisk::delegate node): its backend, what it compiled to, the
+// layout conversions at its edges and the nodes it holds; those nodes are listed above
+// too (indented), with the kernels that run them when the partition does not.
+void printPartitions(const std::vector<NodeKernelInfo>& report) {
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < report.size(); ++i) {
+    if (report[i].op != "brisk::delegate") continue;
+    size_t inner = 0;
+    for (size_t j = i + 1; j < report.size() && report[j].depth > report[i].depth; ++j) inner += 1;
+    lines.push_back("  #" + std::to_string(report[i].node_index) + " (" + std::to_string(inner) + " nodes, " +
+                    kernelKindName(report[i].kind) + "): " + report[i].detail);
+  }
+  std::cout << "partitions: " << lines.size() << "\n";
+  for (const std::string& l : lines) std::cout << l << "\n";
+}
+
 // "passes: eliminate_dead_code=0 fold_constants=3 ... (off: inplace_reuse)".
 void printPasses(const std::vector<PassResult>& passes) {
   std::cout << "passes:";
@@ -99,7 +115,8 @@ std::string inspectUsage(bool common) {
   return "brisk inspect [MODEL] [--graph] [--inputs FILE] [--no-profile] [flags]\n"
          "  Prints the signature, the plugins loaded, and per node (indented by block depth)\n"
          "  its index, op, kernel kind, provider and detail; then counts per kind, the nodes each\n"
-         "  load-time graph pass changed, and the ops that fell back to the TorchScript operator;\n"
+         "  load-time graph pass changed, the delegate partitions (backend, what each compiled to,\n"
+         "  layout conversions at its edges), and the ops that fell back to the TorchScript operator;\n"
          "  then runs the model once on its inputs (the memory planner's profile run) and prints\n"
          "  the slab, lower bound and managed tensors.\n" +
          p.usage();
@@ -134,6 +151,7 @@ int inspectCommand(const std::vector<std::string>& args) {
   }
   std::cout << "module stats: " << moduleStatsText(mod.stats()) << "\n";
   printPasses(mod.passReport());
+  printPartitions(report);
   printFallbackOps(report);
   if (f.graph) std::cout << "\ngraph:\n" << mod.graph().str() << "\n";
   return kExitOk;

@@ -36,6 +36,8 @@ void CommonFlags::addTo(FlagParser& p) {
       p.addList(flag, &plugins, spec.metavar, spec.help);
     } else if (name == "default_plugins_optional") {
       p.addBool(flag, &no_default_plugins, "do not load the default plugins (ops_cpu)");
+    } else if (name == "delegates") {
+      p.addList(flag, &delegates, spec.metavar, spec.help);
     } else if (name == "plugin_options") {
       p.addList(flag, &plugin_option_args, spec.metavar, pluginOptionsHelp(spec));
     } else if (name == "intra_op_threads") {
@@ -78,6 +80,8 @@ Options CommonFlags::options() const {
   }
   // A plugin named explicitly must be found, even a default one.
   if (!plugins.empty()) o.default_plugins_optional = false;
+  // Named backends replace the default list, in the order given.
+  if (!delegates.empty()) o.delegates = delegates;
   for (const auto& [name, value] : ints)
     if (value != kNotGiven) setOption(o, name, value);
   // Values stay text: Module::load parses them as the type the plugin declares.

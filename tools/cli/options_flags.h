@@ -19,6 +19,7 @@ struct CommonFlags {
   std::map<std::string, int64_t> ints;
   // Flags whose meaning differs from "set the field":
   std::vector<std::string> plugins;  // --plugin (added to the defaults)
+  std::vector<std::string> delegates;  // --delegate (replaces the default list)
   bool no_default_plugins = false;   // --no-default-plugins: load none of the defaults
   std::vector<std::string> plugin_option_args;  // --plugin-option PLUGIN.NAME=VALUE
   // CLI-wide

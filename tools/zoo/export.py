@@ -71,7 +71,10 @@ def _assert_close(a, b, what):
     if isinstance(a, torch.Tensor):
         if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
             raise AssertionError(f"{what}: tensor mismatch {type(b)}")
-        if not torch.allclose(a, b, rtol=RTOL, atol=ATOL):
+        # Freezing folds batch norm into the conv weights, which rounds differently with
+        # each CPU's oneDNN kernels: the absolute tolerance scales with the outputs' size.
+        scale = a.abs().max().item() if a.numel() and a.is_floating_point() else 0.0
+        if not torch.allclose(a, b, rtol=RTOL, atol=ATOL + RTOL * scale):
             raise AssertionError(f"{what}: max abs diff {(a - b).abs().max().item()}")
     elif isinstance(a, (list, tuple)):
         if not isinstance(b, (list, tuple)) or len(a) != len(b):

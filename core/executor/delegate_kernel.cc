@@ -1,0 +1,108 @@
+// The kernel of a `brisk::delegate` node (core/kernels/delegate.h): compiles the node's
+// partition with its backend when kernels are chosen, and at run time calls the
+// compiled partition, or runs the node's nested block on brisk's own kernels when the
+// backend declined to compile, failed to, or cannot serve this call's inputs.
+#include <glog/logging.h>
+
+#include "core/common/error.h"
+#include "core/executor/execution_plan.h"
+#include "core/executor/runtime.h"
+#include "core/graph/graph.h"
+#include "core/kernels/core_kernel_sets.h"
+#include "core/kernels/delegate.h"
+#include "core/kernels/kernel_registry.h"
+#include "core/kernels/output_capture.h"
+
+namespace brisk {
+namespace {
+
+// Runs the nested block, then moves its returns into the node's outputs (as prim::If).
+void runNested(const ExecBlock& block, KernelContext& ctx) {
+  ctx.runtime().runBlock(block);
+  for (size_t i = 0; i < block.returns.size(); ++i) ctx.output(i) = block.takeReturn(ctx.slots(), i);
+}
+
+class DelegateKernel final : public Kernel {
+ public:
+  DelegateKernel(std::string backend, std::unique_ptr<CompiledPartition> compiled, const ExecBlock* nested,
+                 uint32_t state, bool memory_planning)
+      : Kernel(KernelKind::kDelegate),
+        backend_(std::move(backend)),
+        compiled_(std::move(compiled)),
+        nested_(nested),
+        state_(state),
+        plannable_(memory_planning && compiled_->outputPlannable()) {}
+
+  void run(KernelContext& ctx) const override {
+    std::unique_ptr<KernelState>& st = ctx.runtime().kernelState(state_);
+    if (!st) st = compiled_->newState();  // stays null for stateless partitions: asks again, cheaply
+    bool served;
+    if (plannable_) {
+      OutputCapture capture(ctx, 0);
+      served = compiled_->run(ctx, st.get());
+      if (served) capture.done(ctx.output(0).toTensor());
+    } else {
+      served = compiled_->run(ctx, st.get());
+    }
+    if (!served) runNested(*nested_, ctx);
+  }
+  bool plansOutputs() const override { return plannable_; }
+  std::string describe() const override {
+    std::string s = backend_ + ": " + compiled_->describe();
+    for (const std::string& c : compiled_->edgeConversions()) s += "; " + c;
+    return s;
+  }
+
+ private:
+  std::string backend_;
+  std::unique_ptr<CompiledPartition> compiled_;
+  const ExecBlock* nested_;
+  uint32_t state_;
+  bool plannable_;
+};
+
+// A partition its backend declined or failed to compile: brisk's kernels run it.
+class NestedBlockKernel final : public Kernel {
+ public:
+  NestedBlockKernel(const ExecBlock* nested, std::string why) : Kernel(KernelKind::kNative), nested_(nested), why_(std::move(why)) {}
+  void run(KernelContext& ctx) const override { runNested(*nested_, ctx); }
+  std::string describe() const override { return "runs its block on brisk's kernels (" + why_ + ")"; }
+
+ private:
+  const ExecBlock* nested_;
+  std::string why_;
+};
+
+std::unique_ptr<Kernel> buildDelegateKernel(const Registries& registries, KernelBuildContext& b) {
+  const Node& n = b.node();
+  const ExecBlock* nested = b.compileBlock(*n.block(0));
+  auto attr = n.attributes().find(kDelegateBackendAttr);
+  const std::string name = attr != n.attributes().end() ? attr->second.toStringRef() : "";
+  std::shared_ptr<const DelegateBackend> backend = registries.delegates.find(name);
+  if (!backend) return std::make_unique<NestedBlockKernel>(nested, "no backend named '" + name + "'");
+  std::unique_ptr<CompiledPartition> compiled;
+  std::string why;
+  try {
+    compiled = backend->compile(Partition{*n.owningBlock()->graph(), n}, DelegateContext{b.modelName(), b.options()});
+    if (!compiled) why = "backend '" + name + "' declined it";
+  } catch (const std::exception& e) {
+    why = "backend '" + name + "' failed to compile it: " + std::string(e.what());
+  }
+  if (!compiled) {
+    LOG(WARNING) << "brisk: " << b.modelName() << ": " << n.describe() << " with " << n.block(0)->nodes().size()
+                 << " nodes runs on brisk's kernels: " << why;
+    return std::make_unique<NestedBlockKernel>(nested, why);
+  }
+  return std::make_unique<DelegateKernel>(name, std::move(compiled), nested, b.reserveKernelState(),
+                                          b.options().memory_planning);
+}
+
+void registerDelegateKernel(Registries& r) {
+  const Registries* regs = &r;
+  r.native.add(kDelegateKind, [regs](KernelBuildContext& b) { return buildDelegateKernel(*regs, b); }, "core");
+}
+
+const CoreKernelSetRegistration delegate_kernel(registerDelegateKernel);
+
+}  // namespace
+}  // namespace brisk

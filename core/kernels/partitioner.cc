@@ -1,0 +1,98 @@
+#include "core/kernels/partitioner.h"
+
+#include <glog/logging.h>
+
+#include <unordered_set>
+
+#include "core/common/options.h"
+#include "core/graph/effects.h"
+#include "core/graph/graph.h"
+#include "core/graph/graph_pass.h"
+#include "core/kernels/delegate.h"
+#include "core/kernels/kernel_registry.h"
+
+namespace brisk {
+namespace {
+
+std::vector<Block*> allBlocks(const Graph& g) {
+  std::vector<Block*> out{g.top()};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (Node* n : out[i]->nodes())
+      for (const auto& b : n->blocks()) out.push_back(b.get());
+  return out;
+}
+
+std::string describeGroup(const std::vector<const Node*>& group) {
+  std::string s;
+  for (size_t i = 0; i < group.size() && i < 6; ++i) s += (i ? ", " : "") + group[i]->describe();
+  if (group.size() > 6) s += ", ... (" + std::to_string(group.size()) + " nodes)";
+  return s;
+}
+
+// Why core refuses `group` claimed by a backend in `block`, or "".
+std::string claimProblem(const Block& block, const std::vector<const Node*>& group,
+                         std::unordered_set<const Node*>& claimed) {
+  for (const Node* n : group) {
+    if (n->kind() == kDelegateKind) return n->describe() + " is a partition already";
+    if (n->owningBlock() != &block)
+      return n->owningBlock() && n->owningBlock()->owningNode() &&
+                     n->owningBlock()->owningNode()->kind() == kDelegateKind
+                 ? n->describe() + " is in another partition already (overlap)"
+                 : n->describe() + " is not a node of the block the backend was asked about";
+    if (hasEffects(*n)) return n->describe() + " has effects (core/graph/effects.h) and is never delegated";
+    if (claimed.count(n)) return n->describe() + " is claimed twice (overlap)";
+  }
+  std::vector<Node*> nodes;
+  for (const Node* n : group) nodes.push_back(const_cast<Node*>(n));
+  std::string problem = block.wrapProblem(nodes);
+  if (problem.empty()) claimed.insert(group.begin(), group.end());
+  return problem;
+}
+
+}  // namespace
+
+size_t partitionDelegates(Graph& graph, const PassContext& ctx, const DelegateRegistry& delegates) {
+  size_t made = 0;
+  if (!ctx.options.use_delegates) return 0;
+  const DelegateContext dctx{ctx.model, ctx.options};
+  for (const std::string& name : ctx.options.delegates) {
+    std::shared_ptr<const DelegateBackend> backend = delegates.find(name);
+    if (!backend) continue;  // Module::load already said why (a missing default backend)
+    for (Block* block : allBlocks(graph)) {
+      if (block->owningNode() && block->owningNode()->kind() == kDelegateKind) continue;
+      std::vector<std::vector<const Node*>> claims;
+      try {
+        claims = backend->claim(*block, dctx);
+      } catch (const std::exception& e) {
+        LOG(WARNING) << "brisk: " << ctx.model << ": delegate backend '" << name
+                     << "' failed while claiming nodes; that block stays on brisk's kernels: " << e.what();
+        continue;
+      }
+      std::unordered_set<const Node*> claimed;
+      for (const auto& group : claims) {
+        if (group.empty()) continue;
+        if (std::string problem = claimProblem(*block, group, claimed); !problem.empty()) {
+          LOG(WARNING) << "brisk: " << ctx.model << ": delegate backend '" << name << "' claimed "
+                       << describeGroup(group) << "; refused: " << problem;
+          continue;
+        }
+        std::vector<Node*> nodes;
+        for (const Node* n : group) nodes.push_back(const_cast<Node*>(n));
+        Node* d = block->wrapNodes(nodes, kDelegateKind);
+        d->setAttribute(kDelegateBackendAttr, name);
+        ++made;
+      }
+    }
+  }
+  return made;
+}
+
+void addPartitionPass(Registries& registries) {
+  const DelegateRegistry* delegates = &registries.delegates;
+  registries.passes.add(GraphPass{
+      "partition_delegates", kPassOrderPartition, "core",
+      "delegate backends (Options::delegates) claim groups of nodes; each accepted group becomes one delegate node",
+      [delegates](Graph& g, const PassContext& ctx) { return partitionDelegates(g, ctx, *delegates); }});
+}
+
+}  // namespace brisk

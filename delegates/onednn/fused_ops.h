@@ -1,0 +1,27 @@
+#pragma once
+// The compiled partitions of the onednn backend: one fused oneDNN call per chain
+// (fusion_chain.h), with the weight reordered into oneDNN's blocked format once, at
+// compile time (so a swapWeights, which recompiles, re-packs it).
+#include <memory>
+
+#include "core/kernels/delegate.h"
+#include "delegates/onednn/fusion_chain.h"
+
+namespace brisk::onednn {
+
+struct LinearOptions {
+  // Inputs with fewer rows than this run the nested block (brisk's kernels: its small
+  // GEMM serves up to 8 rows faster than oneDNN's matmul).
+  int64_t min_rows = 9;
+};
+
+// `nhwc_output`: leave the result in channels-last (NHWC) order, as the next
+// convolution wants it; false when a reader needs NCHW (a view, the model's output).
+std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Node& delegate_node, bool nhwc_output);
+std::unique_ptr<CompiledPartition> compileLinear(const FusionChain& chain, const Node& delegate_node,
+                                                 const LinearOptions& options);
+
+// Index of `v` among the delegate node's inputs; throws when it is not one.
+size_t inputIndex(const Node& delegate_node, const Value* v);
+
+}  // namespace brisk::onednn

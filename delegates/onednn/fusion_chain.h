@@ -1,0 +1,85 @@
+#pragma once
+// The groups the onednn backend runs: one anchor (a convolution or a linear layer with
+// constant weights) and the ops that oneDNN applies to its result in the same pass
+// (post-ops), in one of these shapes:
+//
+//   conv   [batch norm] [unary | add(other) [relu]]
+//   linear               [unary | add(other)]
+//
+// unary: relu, relu6/hardtanh, gelu (none|tanh), silu, sigmoid, hardswish, hardsigmoid,
+// tanh, leaky_relu. Batch norm (eval, constant statistics) is folded into the conv's
+// weight and bias at compile time. Each value between the anchor and the last op must
+// be read by the next op only, so nothing outside needs an intermediate result.
+//
+// One parser serves both steps: claim() grows chains from anchors over the block
+// (growChain), and compile() parses the nested block of the delegate node back into the
+// same FusionChain (parseChain).
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+namespace brisk {
+class Node;
+class Block;
+class Value;
+class Graph;
+}  // namespace brisk
+
+namespace brisk::onednn {
+
+enum class Anchor { kConv, kLinear };
+
+// A oneDNN eltwise post-op as ATen's mkldnn fusion ops name it ("relu", "swish", ...).
+struct Unary {
+  std::string attr = "none";
+  std::vector<double> scalars;
+  std::optional<std::string> algorithm;
+  std::string str() const;
+};
+
+struct FusionChain {
+  Anchor anchor;
+  std::vector<const Node*> nodes;  // in order: anchor first
+  const Node* bn = nullptr;
+  const Node* add = nullptr;
+  size_t add_other = 0;  // which input of `add` is the other operand
+  Unary unary;           // after the anchor (and bn), or after the add when `add` is set
+  std::string str() const;
+};
+
+// Per-op classifiers.
+std::optional<Anchor> anchorKind(const Node& n);
+std::optional<Unary> unaryOf(const Node& n);
+bool isBatchNorm(const Node& n);
+bool isAdd(const Node& n);
+
+// Who reads each value of a graph (node inputs, nested reads and block returns all
+// count), built once per claim.
+class Readers {
+ public:
+  explicit Readers(const Graph& g);
+  // The one node of `block` that reads `v`, once, when nothing else does; else null.
+  const Node* sole(const Value* v, const Block& block) const;
+  size_t count(const Value* v) const;
+  const std::vector<const Node*>& nodes(const Value* v) const;
+
+ private:
+  void add(const Block& b, const Node* outer);
+  std::vector<std::vector<const Node*>> readers_;  // by value id; the outermost reading node
+  std::vector<uint32_t> returned_;
+};
+
+// The longest chain that starts at `anchor` whose intermediate values only the next op
+// reads and that takes no node of `taken`; nullopt when `anchor` is not an anchor this
+// backend can run.
+std::optional<FusionChain> growChain(const Node& anchor, const Readers& readers,
+                                     const std::unordered_set<const Node*>& taken);
+
+// Parses nodes (in order) into a chain; nullopt, with the reason in *why, when they are
+// not one. compile() uses it on a delegate's nested block.
+std::optional<FusionChain> parseChain(const std::vector<const Node*>& nodes, std::string* why = nullptr);
+
+}  // namespace brisk::onednn

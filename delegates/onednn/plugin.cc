@@ -1,0 +1,81 @@
+// libbrisk_onednn.so: the onednn delegate backend. It claims convolution and linear
+// chains (fusion_chain.h) and compiles each into one fused oneDNN call with a packed
+// weight (fused_ops.h). See README.md.
+#include <unordered_set>
+
+#include "core/graph/graph.h"
+#include "core/kernels/delegate.h"
+#include "core/kernels/plugin.h"
+#include "delegates/onednn/fused_ops.h"
+#include "delegates/onednn/fusion_chain.h"
+
+namespace brisk::onednn {
+namespace {
+
+// Readers that keep an NHWC conv result as it is: oneDNN convolutions (the next
+// partition), and ops whose ATen kernels handle channels-last inputs (pooling,
+// elementwise, concatenation). Anything else (a view, the model's output) gets NCHW.
+bool takesNhwc(const Node& reader) {
+  static const std::unordered_set<std::string> kOps = {
+      "aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
+      "aten::relu",       "aten::relu6",                   "aten::hardtanh",   "aten::add.Tensor",
+      "aten::mul.Tensor", "aten::sigmoid",                 "aten::silu",       "aten::hardswish",
+      "aten::cat",        "aten::mean.dim"};
+  if (reader.kind() == kDelegateKind) {
+    auto it = reader.attributes().find(kDelegateBackendAttr);
+    if (it == reader.attributes().end() || it->second.toStringRef() != "onednn") return false;
+    return anchorKind(*reader.block(0)->nodes().front()) == Anchor::kConv;
+  }
+  return kOps.count(reader.key()) != 0;
+}
+
+class OneDnnBackend final : public DelegateBackend {
+ public:
+  explicit OneDnnBackend(PluginOption<int64_t> min_rows) : min_rows_(std::move(min_rows)) {}
+
+  std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext&) const override {
+    const Readers readers(*block.graph());
+    std::unordered_set<const Node*> taken;
+    std::vector<std::vector<const Node*>> groups;
+    // Last node first: of two convolutions feeding one residual add, the one computed
+    // later takes the add (the other's result is ready by then), so a chain never waits
+    // on a node after it.
+    for (auto it = block.nodes().rbegin(); it != block.nodes().rend(); ++it) {
+      const Node* n = *it;
+      if (taken.count(n)) continue;
+      std::optional<FusionChain> chain = growChain(*n, readers, taken);
+      if (!chain) continue;
+      taken.insert(chain->nodes.begin(), chain->nodes.end());
+      groups.push_back(chain->nodes);
+    }
+    return groups;
+  }
+
+  std::unique_ptr<CompiledPartition> compile(const Partition& p, const DelegateContext& ctx) const override {
+    const Node& node = p.node;
+    if (node.outputs().size() != 1) return nullptr;
+    std::string why;
+    const std::vector<const Node*> nodes(node.block(0)->nodes().begin(), node.block(0)->nodes().end());
+    std::optional<FusionChain> chain = parseChain(nodes, &why);
+    if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
+    if (chain->anchor == Anchor::kLinear)
+      return compileLinear(*chain, node, LinearOptions{min_rows_.get(ctx.options)});
+    const Readers readers(p.graph);
+    bool nhwc = readers.count(node.output(0)) == readers.nodes(node.output(0)).size();  // not a block return
+    for (const Node* r : readers.nodes(node.output(0))) nhwc = nhwc && takesNhwc(*r);
+    return compileConv(*chain, node, nhwc);
+  }
+
+ private:
+  PluginOption<int64_t> min_rows_;
+};
+
+}  // namespace
+}  // namespace brisk::onednn
+
+BRISK_PLUGIN(registrar) {
+  auto min_rows = registrar.option<int64_t>(
+      "linear_min_rows", 9,
+      "linear layers with fewer input rows than this run on brisk's kernels (its small GEMM) instead of oneDNN");
+  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(min_rows));
+}
