@@ -53,7 +53,8 @@ std::string claimProblem(const Block& block, const std::vector<const Node*>& gro
 
 size_t partitionDelegates(Graph& graph, const PassContext& ctx, const DelegateRegistry& delegates) {
   size_t made = 0;
-  if (!ctx.options.use_delegates) return 0;
+  // --fallback-only asks for every node through the TorchScript operator.
+  if (!ctx.options.use_delegates || ctx.options.fallback_only) return 0;
   const DelegateContext dctx{ctx.model, ctx.options};
   for (const std::string& name : ctx.options.delegates) {
     std::shared_ptr<const DelegateBackend> backend = delegates.find(name);

@@ -73,15 +73,15 @@ cp "$ZOO/mlp.pt" "$TMP/copy.pt"
 BUILD_WORKING_DIRECTORY="$TMP" expect_ok "run copy.pt --inputs $ZOO/mlp.inputs.pt" "^model: copy "
 
 # --- inspect ---------------------------------------------------------------------------
-expect_ok "inspect mlp" "^signature: \(x: Tensor\)$" "^plugins: " "^  #0 +aten::linear " \
-  "^kernels: out-variant=[0-9]+ native=[0-9]+ delegate=[0-9]+ fallback=[0-9]+ \(total 5\)$" "^fallback ops:"
+expect_ok "inspect mlp" "^signature: \(x: Tensor\)$" "^plugins: " "^  #0 +brisk::delegate " "^    #1 +aten::linear " \
+  "^kernels: out-variant=[0-9]+ native=[0-9]+ delegate=[0-9]+ fallback=[0-9]+ \(total 8\)$" "^partitions: 3$" "^fallback ops:"
 expect_ok "inspect control_flow --graph" "^graph:" "^  +#[0-9]+ " 
 expect_ok "inspect mlp --fallback-only" "^  aten::linear x3$" "^  aten::relu x2$"
 
 # --- bench ----------------------------------------------------------------------------
 expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --json $TMP/bench.json" \
   "^settings: at::get_num_threads=1 blas=MKL cpu_capability=[A-Z0-9_]+ " "MKL_NUM_THREADS=" "GLIBC_TUNABLES=" "^options: plugins=" \
-  "^model: nodes=5 " "^check: brisk's output matches the TorchScript interpreter$" \
+  "^model: nodes=8 " "^check: brisk's output matches the TorchScript interpreter$" \
   "^executor +iters +p50_us +p90_us +p99_us" "^brisk +3 +[0-9.]+ +[0-9.]+ +[0-9.]+" \
   "^interpreter +3 +[0-9.]+" "^ratio interpreter_p50/brisk_p50: [0-9.]+ \(median of per-round ratios: [0-9.]+"
 grep -q '"ratio_p50": ' "$TMP/bench.json" || fail "bench --json: no ratio_p50 in $TMP/bench.json"
@@ -266,7 +266,8 @@ cuda=$(echo "$loaded" | grep -iE 'cuda|cudnn|cublas|cufft|curand|cusolver|cuspar
 [[ -z $cuda ]] || fail "brisk run mlp loads CUDA libraries beyond libtorch_cpu's own: $cuda"
 
 # --- bench --profile / --trace (per-node profile, Chrome trace) -------------------------
-expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --profile --trace $TMP/trace.json --json $TMP/profile.json" \
+# brisk's own kernels (--no-delegates): five nodes, each run once.
+expect_ok "bench mlp --no-delegates --rounds 1 --iters 3 --warmup 1 --profile --trace $TMP/trace.json --json $TMP/profile.json" \
   "^profile: [0-9]+ profiled runs, 5.0 node executions per run" "^top 5 of 5 nodes by time:" \
   "^top [0-9]+ of [0-9]+ ops by time:" " out-variant +ops_cpu +aten::linear" \
   "^kernel time per run: [0-9.]+ us median" "^framework overhead per node: \([0-9.]+ - [0-9.]+\) us / 5.0 nodes = -?[0-9.]+ ns$" \

@@ -202,8 +202,8 @@ TEST(PluginPass, RunsInOrderAndCanBeDisabled) {
   EXPECT_EQ(countKind(m->graph(), "aten::neg"), 0u) << m->graph().str();
   std::string seen;
   for (const PassResult& r : m->passReport()) seen += r.name + "=" + std::to_string(r.changed) + " ";
-  EXPECT_NE(seen.find("fold_constants=0 test_plugin.drop_double_neg=1 eliminate_dead_code_late=2 "
-                      "own_constant_outputs=0"),
+  EXPECT_NE(seen.find("fold_constants=0 test_plugin.drop_double_neg=1 partition_delegates=0 "
+                      "eliminate_dead_code_late=2 own_constant_outputs=0"),
             std::string::npos)
       << seen;
   const at::Tensor x = at::randn({5});

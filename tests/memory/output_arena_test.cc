@@ -21,6 +21,9 @@ using testing::zooModel;
 Options managedOutputs() {
   Options o;
   o.manage_output_tensors = true;
+  // The arena serves out-variant kernels; a delegate partition's output (the model's
+  // last linear layer here) is its own allocation.
+  o.use_delegates = false;
   return o;
 }
 

@@ -78,7 +78,9 @@ std::string kernelDetail(const Module& m, const std::string& op) {
 }
 
 void OpTester::run() {
-  auto module = Module::fromIR(ir_, options_, "op-test");
+  Options options = options_;
+  options.use_delegates = options.use_delegates && delegates_;
+  auto module = Module::fromIR(ir_, options, "op-test");
   for (const auto& [key, kind] : expected_) {
     bool found = false;
     for (const NodeKernelInfo& info : module->kernelReport()) {

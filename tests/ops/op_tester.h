@@ -68,6 +68,12 @@ class OpTester {
     options_ = std::move(o);
     return *this;
   }
+  // Op tests check brisk's own kernels, so no delegate backend takes their node away
+  // (whatever options() says) unless a test asks for the delegates.
+  OpTester& withDelegates() {
+    delegates_ = true;
+    return *this;
+  }
   void run();
 
  private:
@@ -76,6 +82,7 @@ class OpTester {
   std::vector<std::pair<std::string, KernelKind>> expected_;
   Tolerance tol_{1e-5, 1e-6};
   Options options_;
+  bool delegates_ = false;
 };
 
 }  // namespace brisk::testing

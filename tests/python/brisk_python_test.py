@@ -187,18 +187,24 @@ class Introspection(unittest.TestCase):
     def test_inspect(self):
         m = brisk.load(zoo("mlp"))
         nodes = m.inspect()
-        self.assertEqual(len(nodes), 5)
+        # 5 nodes, and one onednn partition around each linear layer (and its relu):
+        # 3 delegate nodes, each listed before the nodes of its nested block.
+        self.assertEqual(len(nodes), 8)
+        self.assertEqual(sum(n["kind"] == "delegate" for n in nodes), 3)
+        self.assertEqual(len(brisk.load(zoo("mlp"), use_delegates=False).inspect()), 5)
         for n in nodes:
             for key in ("node", "op", "kind", "provider", "detail", "depth"):
                 self.assertIn(key, n)
             self.assertIn(n["kind"], ("out-variant", "native", "delegate", "fallback"))
-        self.assertEqual(nodes[0]["op"].split(".")[0], "aten::linear")
+        self.assertEqual(nodes[0]["op"], "brisk::delegate")
+        self.assertEqual(nodes[1]["op"].split(".")[0], "aten::linear")
 
     def test_passes(self):
         m = brisk.load(zoo("resnet18"))
         passes = m.passes()
         self.assertEqual([p["name"] for p in passes],
-                         ["eliminate_dead_code", "fold_constants", "ops_cpu.fuse_lstm_cell", "eliminate_dead_code_late",
+                         ["eliminate_dead_code", "fold_constants", "ops_cpu.fuse_lstm_cell", "partition_delegates",
+                          "eliminate_dead_code_late",
                           "own_constant_outputs", "inplace_reuse"])
         by_name = {p["name"]: p for p in passes}
         self.assertGreater(by_name["inplace_reuse"]["changed"], 0, "resnet18's relus reuse their inputs")

@@ -1,0 +1,158 @@
+// The onednn delegate backend (delegates/onednn) on small graphs against the
+// interpreter: each conv or linear chain it claims becomes one delegate node whose fused
+// oneDNN call must match ATen's separate ops, for several input shapes (each packs its
+// own weight), and what it cannot serve for a call (a broadcasting add, too few rows)
+// runs the nested block on brisk's kernels.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/executor/module.h"
+#include "core/kernels/delegate.h"
+#include "tests/ops/op_tester.h"
+
+namespace brisk::testing {
+namespace {
+
+constexpr KernelKind kDelegate = KernelKind::kDelegate;
+// oneDNN's convolutions and matmuls sum in other orders than ATen's.
+const Tolerance kTol{1e-4, 1e-4};
+
+// conv2d(x, W, b) with constant W [oc, ic/groups, k, k] and b, then `tail` (IR lines
+// reading %y and defining %out).
+std::string convIR(int64_t oc, int64_t icg, int64_t k, const std::string& stride, const std::string& pad,
+                   const std::string& dil, int64_t groups, const std::string& tail, const std::string& params = "") {
+  return "graph(%x : Tensor" + params + "):\n" + constTensorIR("w", {oc, icg, k, k}) + constTensorIR("b", {oc}) +
+         "  %s : int[] = prim::Constant[value=" + stride + "]()\n" + "  %p : int[] = prim::Constant[value=" + pad +
+         "]()\n" + "  %d : int[] = prim::Constant[value=" + dil + "]()\n" +
+         "  %g : int = prim::Constant[value=" + std::to_string(groups) + "]()\n" +
+         "  %y : Tensor = aten::conv2d(%x, %w, %b, %s, %p, %d, %g)\n" + tail + "  return (%out)\n";
+}
+
+// Input sets of several ranks (strict_inputs would fix the first one's).
+void expectPartition(OpTester&& t) {
+  Options o;
+  o.strict_inputs = false;
+  t.options(o).withDelegates().tolerance(kTol).expectKernel(kDelegateKind, kDelegate).run();
+}
+
+TEST(OneDnnFusion, ConvActivations) {
+  const std::pair<const char*, const char*> kTails[] = {
+      {"relu", "  %out : Tensor = aten::relu(%y)\n"},
+      {"relu6", "  %out : Tensor = aten::relu6(%y)\n"},
+      {"hardtanh", "  %lo : float = prim::Constant[value=-0.5]()\n  %hi : float = prim::Constant[value=2.]()\n"
+                   "  %out : Tensor = aten::hardtanh(%y, %lo, %hi)\n"},
+      {"gelu", "  %a : str = prim::Constant[value=\"none\"]()\n  %out : Tensor = aten::gelu(%y, %a)\n"},
+      {"gelu tanh", "  %a : str = prim::Constant[value=\"tanh\"]()\n  %out : Tensor = aten::gelu(%y, %a)\n"},
+      {"silu", "  %out : Tensor = aten::silu(%y)\n"},
+      {"sigmoid", "  %out : Tensor = aten::sigmoid(%y)\n"},
+      {"hardswish", "  %out : Tensor = aten::hardswish(%y)\n"},
+      {"hardsigmoid", "  %out : Tensor = aten::hardsigmoid(%y)\n"},
+      {"tanh", "  %out : Tensor = aten::tanh(%y)\n"},
+      {"leaky_relu", "  %sl : float = prim::Constant[value=0.1]()\n  %out : Tensor = aten::leaky_relu(%y, %sl)\n"},
+      {"none", "  %out : Tensor = aten::neg(%y)\n"},  // the conv alone; neg stays outside
+  };
+  for (const auto& [name, tail] : kTails) {
+    SCOPED_TRACE(name);
+    expectPartition(std::move(OpTester(convIR(8, 4, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1, tail))
+                                  .inputs({at::randn({1, 4, 9, 9})})
+                                  .inputs({at::randn({3, 4, 12, 7})})));
+  }
+}
+
+TEST(OneDnnFusion, ConvGeometries) {
+  const std::string relu = "  %out : Tensor = aten::relu(%y)\n";
+  // 1x1, strided, dilated, grouped, depthwise, asymmetric padding.
+  expectPartition(std::move(OpTester(convIR(16, 8, 1, "[1, 1]", "[0, 0]", "[1, 1]", 1, relu))
+                                .inputs({at::randn({2, 8, 7, 7})})));
+  expectPartition(std::move(OpTester(convIR(8, 4, 3, "[2, 2]", "[1, 1]", "[1, 1]", 1, relu))
+                                .inputs({at::randn({1, 4, 15, 15})})
+                                .inputs({at::randn({2, 4, 8, 9})})));
+  expectPartition(std::move(OpTester(convIR(8, 4, 3, "[1, 1]", "[2, 2]", "[2, 2]", 1, relu))
+                                .inputs({at::randn({1, 4, 10, 10})})));
+  expectPartition(std::move(OpTester(convIR(8, 2, 3, "[1, 1]", "[1, 1]", "[1, 1]", 4, relu))
+                                .inputs({at::randn({2, 8, 6, 6})})));
+  expectPartition(std::move(OpTester(convIR(16, 1, 3, "[2, 2]", "[1, 1]", "[1, 1]", 16, relu))
+                                .inputs({at::randn({1, 16, 14, 14})})
+                                .inputs({at::randn({2, 16, 9, 9})})));
+  expectPartition(std::move(OpTester(convIR(8, 4, 3, "[1, 2]", "[0, 1]", "[1, 1]", 1, relu))
+                                .inputs({at::randn({1, 4, 9, 11})})));
+}
+
+TEST(OneDnnFusion, ConvBatchNormAddRelu) {
+  // conv -> batch_norm (constant statistics, folded) -> add(residual) -> relu: one call.
+  const std::string tail = constTensorIR("gamma", {8}) + constTensorIR("beta", {8}) + constTensorIR("mean", {8}) +
+                           "  %var0 : Tensor = aten::abs(%gamma)\n"
+                           "  %one : int = prim::Constant[value=1]()\n"
+                           "  %var : Tensor = aten::add(%var0, %one, %one)\n"
+                           "  %f : bool = prim::Constant[value=0]()\n"
+                           "  %t : bool = prim::Constant[value=1]()\n"
+                           "  %mom : float = prim::Constant[value=0.1]()\n"
+                           "  %eps : float = prim::Constant[value=1e-05]()\n"
+                           "  %bn : Tensor = aten::batch_norm(%y, %gamma, %beta, %mean, %var, %f, %mom, %eps, %t)\n"
+                           "  %sum : Tensor = aten::add(%bn, %r, %one)\n"
+                           "  %out : Tensor = aten::relu(%sum)\n";
+  OpTester t(convIR(8, 4, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1, tail, ", %r : Tensor"));
+  t.inputs({at::randn({1, 4, 6, 6}), at::randn({1, 8, 6, 6})})
+      .inputs({at::randn({2, 4, 5, 7}), at::randn({2, 8, 5, 7})})
+      // A residual that broadcasts: oneDNN's fused add does not; the nested block runs.
+      .inputs({at::randn({2, 4, 5, 7}), at::randn({1, 8, 1, 1})});
+  expectPartition(std::move(t));
+}
+
+std::string linearIR(int64_t n, int64_t k, const std::string& tail, const std::string& params = "") {
+  return "graph(%x : Tensor" + params + "):\n" + constTensorIR("w", {n, k}) + constTensorIR("b", {n}) +
+         "  %y : Tensor = aten::linear(%x, %w, %b)\n" + tail + "  return (%out)\n";
+}
+
+TEST(OneDnnFusion, LinearChains) {
+  // 16 and 33 rows run on oneDNN; 4 rows go back to brisk's small GEMM (linear_min_rows).
+  for (const char* tail : {"  %out : Tensor = aten::relu(%y)\n",
+                           "  %a : str = prim::Constant[value=\"tanh\"]()\n  %out : Tensor = aten::gelu(%y, %a)\n",
+                           "  %out : Tensor = aten::neg(%y)\n"}) {
+    SCOPED_TRACE(tail);
+    expectPartition(std::move(OpTester(linearIR(24, 40, tail))
+                                  .inputs({at::randn({16, 40})})
+                                  .inputs({at::randn({4, 40})})
+                                  .inputs({at::randn({3, 11, 40})})));
+  }
+  const std::string add = "  %one : int = prim::Constant[value=1]()\n  %out : Tensor = aten::add(%y, %r, %one)\n";
+  expectPartition(std::move(OpTester(linearIR(24, 40, add, ", %r : Tensor"))
+                                .inputs({at::randn({16, 40}), at::randn({16, 24})})
+                                .inputs({at::randn({16, 40}), at::randn({24})})));  // broadcast: nested block
+}
+
+TEST(OneDnnFusion, CoreIrMatmuls) {
+  // addmm(b, x, W^T) and mm(x, W^T) as torch.export's core IR writes linear layers.
+  expectPartition(std::move(OpTester("graph(%x : Tensor):\n" + constTensorIR("wt", {40, 24}) +
+                                     constTensorIR("b", {24}) +
+                                     "  %one : int = prim::Constant[value=1]()\n"
+                                     "  %out : Tensor = aten::addmm(%b, %x, %wt, %one, %one)\n"
+                                     "  return (%out)\n")
+                                .inputs({at::randn({12, 40})})
+                                .inputs({at::randn({2, 40})})));
+  expectPartition(std::move(OpTester("graph(%x : Tensor):\n" + constTensorIR("wt", {40, 24}) +
+                                     "  %y : Tensor = aten::mm(%x, %wt)\n"
+                                     "  %out : Tensor = aten::relu(%y)\n"
+                                     "  return (%out)\n")
+                                .inputs({at::randn({12, 40})})));
+}
+
+TEST(OneDnnFusion, WhatIsNotClaimed) {
+  // A weight that is an input (not a constant) and a transposed convolution stay on
+  // brisk's kernels.
+  OpTester(
+      "graph(%x : Tensor, %w : Tensor):\n"
+      "  %none : NoneType = prim::Constant()\n"
+      "  %y : Tensor = aten::linear(%x, %w, %none)\n"
+      "  %out : Tensor = aten::relu(%y)\n"
+      "  return (%out)\n")
+      .withDelegates()
+      .inputs({at::randn({16, 8}), at::randn({4, 8})})
+      .expectKernel("aten::linear", KernelKind::kOutVariant)
+      .run();
+}
+
+}  // namespace
+}  // namespace brisk::testing
