@@ -31,9 +31,11 @@ bool takesNhwc(const Node& reader) {
 
 class OneDnnBackend final : public DelegateBackend {
  public:
-  explicit OneDnnBackend(PluginOption<int64_t> min_rows) : min_rows_(std::move(min_rows)) {}
+  OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows)
+      : linear_(std::move(linear)), min_rows_(std::move(min_rows)) {}
 
-  std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext&) const override {
+  std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext& ctx) const override {
+    const bool linear = linear_.get(ctx.options);
     const Readers readers(*block.graph());
     std::unordered_set<const Node*> taken;
     std::vector<std::vector<const Node*>> groups;
@@ -44,7 +46,7 @@ class OneDnnBackend final : public DelegateBackend {
       const Node* n = *it;
       if (taken.count(n)) continue;
       std::optional<FusionChain> chain = growChain(*n, readers, taken);
-      if (!chain) continue;
+      if (!chain || (chain->anchor == Anchor::kLinear && !linear)) continue;
       taken.insert(chain->nodes.begin(), chain->nodes.end());
       groups.push_back(chain->nodes);
     }
@@ -67,15 +69,26 @@ class OneDnnBackend final : public DelegateBackend {
   }
 
  private:
+  PluginOption<bool> linear_;
   PluginOption<int64_t> min_rows_;
 };
+
+// Measured on an AVX2 machine (AMD Zen 3, 1 thread, tools/bench:compare): oneDNN's
+// matmul lost to ATen's MKL sgemm on mlp at 64 rows (762 vs 650 us), while on AVX-512
+// machines MKL's path for AMD stays on AVX2 and re-packs the weight each call. So
+// linear layers go to oneDNN by default only where AVX-512 is there to use: chosen by
+// instruction set, never by vendor.
+bool hasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
 
 }  // namespace
 }  // namespace brisk::onednn
 
 BRISK_PLUGIN(registrar) {
+  auto linear = registrar.option<bool>(
+      "linear", brisk::onednn::hasAvx512(),
+      "linear layers run on oneDNN's matmul (default: on CPUs with AVX-512; on AVX2 ATen's MKL path measured faster)");
   auto min_rows = registrar.option<int64_t>(
       "linear_min_rows", 9,
       "linear layers with fewer input rows than this run on brisk's kernels (its small GEMM) instead of oneDNN");
-  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(min_rows));
+  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows));
 }

@@ -73,13 +73,13 @@ cp "$ZOO/mlp.pt" "$TMP/copy.pt"
 BUILD_WORKING_DIRECTORY="$TMP" expect_ok "run copy.pt --inputs $ZOO/mlp.inputs.pt" "^model: copy "
 
 # --- inspect ---------------------------------------------------------------------------
-expect_ok "inspect mlp" "^signature: \(x: Tensor\)$" "^plugins: " "^  #0 +brisk::delegate " "^    #1 +aten::linear " \
+expect_ok "inspect mlp --plugin-option onednn.linear=true" "^signature: \(x: Tensor\)$" "^plugins: " "^  #0 +brisk::delegate " "^    #1 +aten::linear " \
   "^kernels: out-variant=[0-9]+ native=[0-9]+ delegate=[0-9]+ fallback=[0-9]+ \(total 8\)$" "^partitions: 3$" "^fallback ops:"
 expect_ok "inspect control_flow --graph" "^graph:" "^  +#[0-9]+ " 
 expect_ok "inspect mlp --fallback-only" "^  aten::linear x3$" "^  aten::relu x2$"
 
 # --- bench ----------------------------------------------------------------------------
-expect_ok "bench mlp --rounds 1 --iters 3 --warmup 1 --json $TMP/bench.json" \
+expect_ok "bench mlp --plugin-option onednn.linear=true --rounds 1 --iters 3 --warmup 1 --json $TMP/bench.json" \
   "^settings: at::get_num_threads=1 blas=MKL cpu_capability=[A-Z0-9_]+ " "MKL_NUM_THREADS=" "GLIBC_TUNABLES=" "^options: plugins=" \
   "^model: nodes=8 " "^check: brisk's output matches the TorchScript interpreter$" \
   "^executor +iters +p50_us +p90_us +p99_us" "^brisk +3 +[0-9.]+ +[0-9.]+ +[0-9.]+" \

@@ -240,6 +240,12 @@ TEST(Partitioner, MissingBackends) {
   o.delegates = {"no_such_backend"};
   std::string e = errorOf([&] { Module::fromIR(kChain, o, "missing"); });
   EXPECT_NE(e.find("no_such_backend"), std::string::npos) << e;
+  // A backend option of the wrong type is one load error naming it.
+  o.delegates = {"test_chain"};
+  o.plugin_options["test_chain.decline"] = int64_t{3};
+  e = errorOf([&] { Module::fromIR(kChain, o, "bad-option"); });
+  EXPECT_NE(e.find("test_chain.decline"), std::string::npos) << e;
+  o.plugin_options.clear();
   // A plugin that loads but registers no backend of that name.
   o.delegates = {"test_plugin"};
   e = errorOf([&] { Module::fromIR(kChain, o, "wrong-plugin"); });

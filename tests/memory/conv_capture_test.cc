@@ -21,10 +21,13 @@ namespace {
 using testing::zooFile;
 using testing::zooModel;
 
+// ops_cpu's conv kernels: no delegate backend takes the convs (DelegateCapture below
+// checks the onednn partitions).
 Options planned() {
   Options o;
   o.memory_planning = true;
   o.planner = "greedy_by_size";
+  o.use_delegates = false;
   return o;
 }
 
@@ -85,6 +88,34 @@ TEST_P(ConvCapture, ConvOutputsServedFromSlabAndMatchInterpreter) {
     EXPECT_GT(s.scratch_allocations, 0u);
     EXPECT_GT(s.scratch_bytes, 0u);
     EXPECT_GE(s.managed_tensors, convs);
+    EXPECT_EQ(s.evictions, 0u);
+  }
+}
+
+// The onednn delegate's conv partitions allocate their result through ATen like ATen's
+// conv: brisk serves it from the slab, and the call's temporaries (the NHWC copy of the
+// model's NCHW input) from step-local scratch.
+TEST_P(ConvCapture, DelegatePartitionOutputsServedFromSlab) {
+  const std::string model = GetParam();
+  Options o = planned();
+  o.use_delegates = true;
+  auto module = Module::load(zooModel(model), o);
+  size_t conv_partitions = 0;
+  for (const NodeKernelInfo& k : module->kernelReport())
+    conv_partitions += k.kind == KernelKind::kDelegate && k.detail.rfind("onednn: conv", 0) == 0;
+  ASSERT_GT(conv_partitions, 0u);
+  JitReference ref(zooModel(model));
+  auto rt = module->createRuntime();
+  for (const std::string& f : {model + ".inputs.pt", model + ".inputs2.pt", model + ".inputs.pt"}) {
+    SCOPED_TRACE(f);
+    ModelInputs in = loadInputs(zooFile(f));
+    c10::IValue expected = ref.run(cloneInputs(in));
+    for (int run = 0; run < 3; ++run)
+      EXPECT_EQ(compareIValues(rt->run(in.args, in.kwargs), expected, Tolerance{1e-4, 1e-4}), "") << "run " << run;
+    MemoryStats s = rt->memoryStats();
+    EXPECT_EQ(s.captured_outputs, conv_partitions);
+    EXPECT_EQ(s.capture_misses, 0u);
+    EXPECT_GT(s.scratch_allocations, 0u);
     EXPECT_EQ(s.evictions, 0u);
   }
 }

@@ -48,6 +48,7 @@ size_t capturedConvOutputs(const std::vector<int64_t>& shape, const std::vector<
   Options o;
   o.memory_planning = true;
   o.inplace_reuse = false;  // relu would write into the conv's output, making it the result
+  o.use_delegates = false;  // ops_cpu's conv policy, not the onednn partition
   auto m = Module::fromIR(convIR(weight, stride, groups), o);
   auto rt = m->createRuntime();
   at::Tensor x = at::randn(shape);

@@ -185,7 +185,7 @@ class Introspection(unittest.TestCase):
         self.assertEqual(m.stats()["memory"]["slab_bytes"], 0)
 
     def test_inspect(self):
-        m = brisk.load(zoo("mlp"))
+        m = brisk.load(zoo("mlp"), plugin_options={"onednn.linear": True})
         nodes = m.inspect()
         # 5 nodes, and one onednn partition around each linear layer (and its relu):
         # 3 delegate nodes, each listed before the nodes of its nested block.
