@@ -14,7 +14,12 @@
 namespace brisk {
 namespace {
 
+// Nodes whose time is kernel time. A delegate partition is one kernel (its own call or,
+// when it falls back, the nodes of its nested block, which are then not counted again).
 bool isLeaf(const Node& n) {
+  for (const Block* b = n.owningBlock(); b && b->owningNode(); b = b->owningNode()->owningBlock())
+    if (b->owningNode()->kind() == kDelegateKind) return false;
+  if (n.kind() == kDelegateKind) return true;
   return n.blocks().empty() && n.kind() != "prim::fork" && n.kind() != "aten::wait";
 }
 

@@ -94,8 +94,8 @@ class Runtime {
   std::mutex forks_mu_;
   std::vector<std::pair<const void*, std::shared_ptr<ForkClaim>>> forks_;
   std::unique_ptr<ParallelExecutor> parallel_;  // for the top block, when it has a DAG
-  std::unique_ptr<OutputArena> output_arena_;
-  std::vector<std::unique_ptr<KernelState>> kernel_states_;  // Options::manage_output_tensors
+  std::unique_ptr<OutputArena> output_arena_;  // Options::manage_output_tensors
+  std::vector<std::unique_ptr<KernelState>> kernel_states_;  // by ExecutionPlan::num_kernel_states
   std::atomic<bool> memory_changed_{false};  // a block (re)planned during this run
   uint64_t runs_ = 0;
 };

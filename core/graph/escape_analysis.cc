@@ -4,6 +4,8 @@
 
 #include "core/graph/graph.h"
 
+#include <unordered_set>
+
 namespace brisk {
 namespace {
 
@@ -17,6 +19,21 @@ bool hasWildcard(const c10::AliasInfo& info) {
 }  // namespace
 
 std::vector<Value*> aliasedInputs(const Node& n) {
+  if (n.kind() == kDelegateKind && n.blocks().size() == 1) {
+    // A compiled partition makes fresh outputs; its nested block (run when the backend
+    // does not serve a call) returns what its nodes make, which may alias the node's
+    // inputs only through a chain of nodes that may return (part of) what they read.
+    std::unordered_set<const Value*> may_alias(n.inputs().begin(), n.inputs().end());
+    for (const Node* inner : n.block(0)->nodes())
+      for (const Value* e : aliasedInputs(*inner))
+        if (may_alias.count(e)) {
+          may_alias.insert(inner->outputs().begin(), inner->outputs().end());
+          break;
+        }
+    for (const Value* r : n.block(0)->returns())
+      if (may_alias.count(r)) return n.inputs();
+    return {};
+  }
   const c10::FunctionSchema* s = n.schema();
   if (!s || s->is_vararg() || s->arguments().size() != n.inputs().size())
     return n.inputs();  // unknown semantics: everything may flow through

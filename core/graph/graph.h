@@ -25,6 +25,10 @@ struct Node;
 
 namespace brisk {
 
+// The op kind of a node that wraps a delegate partition (core/kernels/delegate.h): its
+// one block holds the partition's original nodes.
+inline constexpr const char* kDelegateKind = "brisk::delegate";
+
 class Block;
 class Graph;
 class Node;

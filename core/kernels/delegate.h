@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/graph/graph.h"  // kDelegateKind
 #include "core/kernels/kernel.h"
 
 namespace brisk {
@@ -113,8 +114,7 @@ class DelegateRegistry {
   std::vector<Entry> entries_;
 };
 
-// The op kind of the node that wraps a partition, and its attribute naming the backend.
-inline constexpr const char* kDelegateKind = "brisk::delegate";
+// The attribute of a delegate node (kDelegateKind, graph.h) naming its backend.
 inline constexpr const char* kDelegateBackendAttr = "backend";
 
 }  // namespace brisk
