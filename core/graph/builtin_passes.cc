@@ -14,15 +14,6 @@
 namespace brisk {
 namespace {
 
-// Every block of the graph's tree, outer blocks before the blocks they contain.
-std::vector<Block*> allBlocks(const Graph& g) {
-  std::vector<Block*> out{g.top()};
-  for (size_t i = 0; i < out.size(); ++i)
-    for (Node* n : out[i]->nodes())
-      for (const auto& b : n->blocks()) out.push_back(b.get());
-  return out;
-}
-
 // Removing a node that nothing reads is safe unless running it does something besides
 // computing its results: writes an input, raises on a check, draws random numbers,
 // or runs blocks / a fork.
@@ -48,26 +39,19 @@ size_t foldNode(Graph& g, Block& b, Node* n) {
 }  // namespace
 
 size_t eliminateDeadCode(Graph& graph) {
-  // Reads per value id, counted once and kept up to date as nodes go.
-  std::vector<uint32_t> reads(graph.numValues(), 0);
-  std::vector<Block*> blocks = allBlocks(graph);
-  for (Block* b : blocks) {
-    for (const Node* n : b->nodes())
-      for (const Value* v : n->inputs()) ++reads[v->id()];
-    for (const Value* v : b->returns()) ++reads[v->id()];
-  }
+  std::vector<Block*> blocks = graph.allBlocks();
   size_t erased = 0;
-  // Inner blocks first, each back to front: a chain of unread nodes goes in one sweep.
+  // Inner blocks first, each back to front: a chain of unread nodes goes in one sweep,
+  // as a node whose only readers are already condemned is unread too.
   for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
     std::unordered_set<Node*> dead;
     for (auto it = (*b)->nodes().rbegin(); it != (*b)->nodes().rend(); ++it) {
       Node* n = *it;
       if (!removableWhenUnread(*n)) continue;
       bool read = false;
-      for (const Value* o : n->outputs()) read = read || reads[o->id()] != 0;
-      if (read) continue;
-      for (const Value* v : n->inputs()) --reads[v->id()];
-      dead.insert(n);
+      for (const Value* o : n->outputs())
+        for (const Use& u : o->uses()) read = read || !u.user || !dead.count(u.user);
+      if (!read) dead.insert(n);
     }
     (*b)->eraseNodes(dead);
     erased += dead.size();
@@ -78,7 +62,7 @@ size_t eliminateDeadCode(Graph& graph) {
 size_t foldConstants(Graph& graph) {
   size_t folded = 0;
   // Front to back, so a node reading a just-folded result folds too.
-  for (Block* b : allBlocks(graph)) {
+  for (Block* b : graph.allBlocks()) {
     const std::vector<Node*> nodes = b->nodes();
     for (Node* n : nodes) folded += foldNode(graph, *b, n);
   }

@@ -1,5 +1,6 @@
 #include "core/graph/graph.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "core/common/error.h"
@@ -8,6 +9,27 @@ namespace brisk {
 
 std::string Value::ref() const {
   return name_.empty() ? "%" + std::to_string(id_) : "%" + name_ + "_" + std::to_string(id_);
+}
+
+void Value::removeUse(const Use& u) {
+  auto it = std::find(uses_.begin(), uses_.end(), u);
+  if (it == uses_.end()) throw Error("graph edit: " + ref() + " has no record of the read being removed");
+  *it = uses_.back();  // order is not kept
+  uses_.pop_back();
+}
+
+void Node::replaceInput(size_t i, Value* v) {
+  Value*& slot = inputs_.at(i);
+  const Use u{this, nullptr, static_cast<uint32_t>(i)};
+  slot->removeUse(u);
+  slot = v;
+  v->uses_.push_back(u);
+}
+
+Node* Node::enclosingNodeIn(const Block* b) {
+  Node* n = this;
+  while (n && n->block_ != b) n = n->block_ ? n->block_->owningNode() : nullptr;
+  return n;
 }
 
 Block* Node::addBlock() {
@@ -104,6 +126,7 @@ Node* Block::appendNode(NodeSpec spec) {
   n->key_ = spec.overload.empty() ? n->kind_ : n->kind_ + "." + spec.overload;
   n->schema_ = spec.schema;
   n->inputs_ = std::move(spec.inputs);
+  for (size_t i = 0; i < n->inputs_.size(); ++i) n->inputs_[i]->uses_.push_back({n, nullptr, static_cast<uint32_t>(i)});
   n->jit_node_ = spec.jit_node;
   n->block_ = this;
   for (auto& [type, name] : spec.outputs) {
@@ -114,6 +137,19 @@ Node* Block::appendNode(NodeSpec spec) {
   }
   nodes_.push_back(n);
   return n;
+}
+
+void Block::addReturn(Value* v) {
+  v->uses_.push_back({nullptr, this, static_cast<uint32_t>(returns_.size())});
+  returns_.push_back(v);
+}
+
+void Block::replaceReturn(size_t i, Value* v) {
+  Value*& slot = returns_.at(i);
+  const Use u{nullptr, this, static_cast<uint32_t>(i)};
+  slot->removeUse(u);
+  slot = v;
+  v->uses_.push_back(u);
 }
 
 Graph::Graph(std::string name) : name_(std::move(name)), top_(new Block(this, nullptr)) {}
@@ -136,6 +172,14 @@ Value* Graph::addConstant(c10::IValue value, c10::TypePtr type) {
   v->constant_ = std::make_unique<c10::IValue>(std::move(value));
   constants_.push_back(v);
   return v;
+}
+
+std::vector<Block*> Graph::allBlocks() const {
+  std::vector<Block*> out{top_.get()};
+  for (size_t i = 0; i < out.size(); ++i)
+    for (Node* n : out[i]->nodes())
+      for (const auto& b : n->blocks()) out.push_back(b.get());
+  return out;
 }
 
 void Graph::finalize() {

@@ -33,6 +33,16 @@ class Block;
 class Graph;
 class Node;
 
+// One read of a value: input `index` of `user`, or, when `user` is null, return `index`
+// of `block`.
+struct Use {
+  Node* user = nullptr;
+  Block* block = nullptr;  // set for block returns only
+  uint32_t index = 0;
+  bool isReturn() const { return user == nullptr; }
+  bool operator==(const Use& o) const { return user == o.user && block == o.block && index == o.index; }
+};
+
 class Value {
  public:
   uint32_t id() const { return id_; }
@@ -43,20 +53,31 @@ class Value {
   Block* owningBlock() const { return block_; }      // null for constants
   bool isConstant() const { return constant_ != nullptr; }
   const c10::IValue& constant() const { return *constant_; }
+  // Every read of this value in every block of its graph (node inputs, nested ones
+  // included, and block returns), kept current by every edit of the graph, so passes
+  // never scan the graph for readers. Unordered.
+  const std::vector<Use>& uses() const { return uses_; }
+  bool hasUses() const { return !uses_.empty(); }
+  // The node that reads this value, once, when nothing else reads it (no block
+  // return); else null.
+  Node* soleUser() const { return uses_.size() == 1 ? uses_.front().user : nullptr; }
   // "%name.id" or "%id": unique within the graph, stable across prints.
   std::string ref() const;
 
  private:
   friend class Graph;
   friend class Block;
+  friend class Node;
   Value(uint32_t id, c10::TypePtr type, std::string name)
       : id_(id), type_(std::move(type)), name_(std::move(name)) {}
+  void removeUse(const Use& u);
   uint32_t id_;
   c10::TypePtr type_;
   std::string name_;
   Node* producer_ = nullptr;
   Block* block_ = nullptr;
   std::unique_ptr<c10::IValue> constant_;
+  std::vector<Use> uses_;
 };
 
 class Node {
@@ -93,7 +114,10 @@ class Node {
   Block* addBlock();
   void setSubgraph(std::unique_ptr<Graph> g);
   // Rewriting (graph passes): this node reads `v` as its input `i`.
-  void replaceInput(size_t i, Value* v) { inputs_.at(i) = v; }
+  void replaceInput(size_t i, Value* v);
+  // The node of `b` that is this node or holds it in one of its blocks; null when this
+  // node is not inside `b`.
+  Node* enclosingNodeIn(const Block* b);
   // One-line text: "%3 : Tensor = aten::relu(%x.1)".
   std::string str() const;
   // "#7 aten::relu (%3)": compact description used in error messages.
@@ -137,13 +161,13 @@ class Block {
 
   Value* addParam(c10::TypePtr type, std::string name = "");
   Node* appendNode(NodeSpec spec);
-  void addReturn(Value* v) { returns_.push_back(v); }
+  void addReturn(Value* v);
 
   // Rewriting, for graph passes (graph_edit.cc); call Graph::finalize() afterwards.
   // A new node placed just before `before` (a node of this block), so it may read what
   // `before` reads and `before` may read its outputs.
   Node* insertNodeBefore(Node* before, NodeSpec spec);
-  void replaceReturn(size_t i, Value* v) { returns_.at(i) = v; }
+  void replaceReturn(size_t i, Value* v);
   // Takes `n` out of this block. Nothing may read its outputs any more (throws
   // brisk::Error otherwise); they keep their ids, so slots stay dense.
   void eraseNode(Node* n);
@@ -167,6 +191,8 @@ class Block {
   friend class Graph;
   friend class Node;
   Block(Graph* g, Node* owner) : graph_(g), owner_(owner) {}
+  // Forgets every read `n` performs, in its blocks too: it is leaving the graph.
+  static void forgetReads(Node* n);
   Graph* graph_;
   Node* owner_;
   std::vector<Value*> params_;
@@ -194,6 +220,9 @@ class Graph {
   uint32_t numNodes() const { return static_cast<uint32_t>(nodes_.size() - erased_nodes_); }
   // All nodes in pre-order (a node before the nodes of its sub-blocks).
   const std::vector<Node*>& allNodes() const { return all_nodes_; }
+  // Every block of the graph's tree, outer blocks before the blocks they contain (not
+  // fork subgraphs: those are other Graphs). Walks the graph; call once per pass.
+  std::vector<Block*> allBlocks() const;
 
   // Nodes a frontend computed at load instead of adding (constant folding), for stats.
   size_t foldedNodes() const { return folded_nodes_; }
@@ -201,9 +230,7 @@ class Graph {
 
   // Every read of `from` (node inputs and block returns, in every block) reads `to`
   // instead; returns how many reads changed (graph_edit.cc).
-  size_t replaceAllUses(const Value* from, Value* to);
-  // How many times `v` is read (node inputs and block returns), in every block.
-  size_t countUses(const Value* v) const;
+  size_t replaceAllUses(Value* from, Value* to);
 
   // Renumbers nodes in pre-order; call after construction or rewriting is complete.
   void finalize();

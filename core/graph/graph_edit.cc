@@ -1,5 +1,5 @@
-// Rewriting a Graph at load (graph passes): insert, erase, redirect reads. Linear scans
-// over the graph: passes run once per load, and graphs have thousands of nodes at most.
+// Rewriting a Graph at load (graph passes): insert, erase, redirect reads. Each edit
+// keeps the values' use lists (Value::uses) current, so none of them scans the graph.
 #include <algorithm>
 #include <unordered_set>
 
@@ -9,18 +9,11 @@
 namespace brisk {
 namespace {
 
-// Calls f(block) for every block of `b`'s tree, `b` first. Fork subgraphs are other
-// Graphs: their values are not this graph's.
-template <typename F>
-void forEachBlock(Block* b, const F& f) {
-  std::vector<Block*> stack{b};
-  while (!stack.empty()) {
-    Block* cur = stack.back();
-    stack.pop_back();
-    f(*cur);
-    for (Node* n : cur->nodes())
-      for (const auto& sub : n->blocks()) stack.push_back(sub.get());
-  }
+// The node of `b` whose evaluation performs the read `u` (the reader itself, or the node
+// holding the block it sits in); null when the read is not inside a node of `b`.
+Node* readerIn(const Use& u, const Block* b) {
+  Node* n = u.user ? u.user : u.block->owningNode();
+  return n ? n->enclosingNodeIn(b) : nullptr;
 }
 
 }  // namespace
@@ -35,51 +28,48 @@ Node* Block::insertNodeBefore(Node* before, NodeSpec spec) {
   return n;
 }
 
+void Block::forgetReads(Node* n) {
+  for (size_t i = 0; i < n->inputs_.size(); ++i) n->inputs_[i]->removeUse({n, nullptr, static_cast<uint32_t>(i)});
+  for (const auto& b : n->blocks_) {
+    for (Node* inner : b->nodes_) forgetReads(inner);
+    for (size_t i = 0; i < b->returns_.size(); ++i) b->returns_[i]->removeUse({nullptr, b.get(), static_cast<uint32_t>(i)});
+  }
+}
+
 void Block::eraseNode(Node* n) { eraseNodes({n}); }
 
 void Block::eraseNodes(const std::unordered_set<Node*>& dead) {
   if (dead.empty()) return;
-  std::unordered_set<const Value*> gone;
-  for (const Node* n : dead) {
+  for (const Node* n : dead)
     if (n->block_ != this) throw Error("eraseNode: " + n->describe() + " is not in this block");
-    gone.insert(n->outputs().begin(), n->outputs().end());
-  }
-  // One scan for the whole set: nothing that stays may read what goes.
-  forEachBlock(graph_->top_.get(), [&](Block& b) {
-    for (const Node* n : b.nodes_)
-      if (!dead.count(const_cast<Node*>(n)))
-        for (const Value* in : n->inputs())
-          if (gone.count(in)) throw Error("eraseNode: " + in->producer()->describe() + ": its output " + in->ref() +
-                                          " is still read by " + n->describe());
-    for (const Value* r : b.returns_)
-      if (gone.count(r)) throw Error("eraseNode: " + r->producer()->describe() + ": its output " + r->ref() +
-                                     " is still read");
-  });
+  // Nothing that stays may read what goes.
+  for (const Node* n : dead)
+    for (const Value* o : n->outputs())
+      for (const Use& u : o->uses()) {
+        Node* reader = readerIn(u, this);
+        if (!reader || !dead.count(reader))
+          throw Error("eraseNode: " + n->describe() + ": its output " + o->ref() + " is still read" +
+                      (u.user ? " by " + u.user->describe() : ""));
+      }
+  for (Node* n : dead) forgetReads(n);
   nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(), [&](Node* n) { return dead.count(n) != 0; }),
                nodes_.end());
   for (Node* n : dead) n->block_ = nullptr;
   graph_->erased_nodes_ += dead.size();
 }
 
-size_t Graph::replaceAllUses(const Value* from, Value* to) {
-  size_t changed = 0;
-  forEachBlock(top_.get(), [&](Block& b) {
-    for (Node* n : b.nodes_)
-      for (Value*& in : n->inputs_)
-        if (in == from) in = to, ++changed;
-    for (Value*& r : b.returns_)
-      if (r == from) r = to, ++changed;
-  });
-  return changed;
-}
-
-size_t Graph::countUses(const Value* v) const {
-  size_t uses = 0;
-  forEachBlock(top_.get(), [&](Block& b) {
-    for (const Node* n : b.nodes()) uses += std::count(n->inputs().begin(), n->inputs().end(), v);
-    uses += std::count(b.returns().begin(), b.returns().end(), v);
-  });
-  return uses;
+size_t Graph::replaceAllUses(Value* from, Value* to) {
+  if (from == to) return from->uses_.size();
+  std::vector<Use> moved;
+  moved.swap(from->uses_);
+  for (const Use& u : moved) {
+    if (u.user)
+      u.user->inputs_[u.index] = to;
+    else
+      u.block->returns_[u.index] = to;
+    to->uses_.push_back(u);
+  }
+  return moved.size();
 }
 
 }  // namespace brisk

@@ -2,6 +2,9 @@
 
 #include <ATen/core/function_schema.h>
 
+#include <algorithm>
+#include <tuple>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/common/error.h"
@@ -19,6 +22,7 @@ class Verifier {
       if (g_.value(i)->id() != i) problem("value id " + std::to_string(g_.value(i)->id()) + " at slot " + std::to_string(i));
     for (const Value* c : g_.constants()) defined_.insert(c);
     verifyBlock(*g_.top());
+    checkUses();
     return std::move(problems_);
   }
 
@@ -38,6 +42,8 @@ class Verifier {
     for (const Node* n : b.nodes()) {
       const std::string where = "node " + n->describe();
       for (const Value* v : n->inputs()) use(v, where);
+      for (size_t i = 0; i < n->inputs().size(); ++i)
+        reads_[n->input(i)].push_back({const_cast<Node*>(n), nullptr, static_cast<uint32_t>(i)});
       checkTypes(*n, where);
       checkBlocks(*n, where);
       for (const auto& sub : n->blocks()) verifyBlock(*sub);
@@ -51,7 +57,25 @@ class Verifier {
       }
     }
     for (const Value* r : b.returns()) use(r, "block return");
+    for (size_t i = 0; i < b.returns().size(); ++i)
+      reads_[b.returns()[i]].push_back({nullptr, const_cast<Block*>(&b), static_cast<uint32_t>(i)});
     for (const Value* v : scope) defined_.erase(v);
+  }
+
+  // Every value's use list (Value::uses) names exactly the reads the walk found.
+  void checkUses() {
+    auto key = [](const Use& u) { return std::tuple(u.user, u.block, u.index); };
+    for (uint32_t i = 0; i < g_.numValues(); ++i) {
+      const Value* v = g_.value(i);
+      std::vector<Use> want = reads_.count(v) ? reads_.at(v) : std::vector<Use>{};
+      std::vector<Use> have = v->uses();
+      auto less = [&](const Use& a, const Use& b) { return key(a) < key(b); };
+      std::sort(want.begin(), want.end(), less);
+      std::sort(have.begin(), have.end(), less);
+      if (want != have)
+        problem(v->ref() + " lists " + std::to_string(have.size()) + " uses but is read " +
+                std::to_string(want.size()) + " times");
+    }
   }
 
   void checkBlocks(const Node& n, const std::string& where) {
@@ -92,6 +116,7 @@ class Verifier {
 
   const Graph& g_;
   std::unordered_set<const Value*> defined_;
+  std::unordered_map<const Value*, std::vector<Use>> reads_;
   std::vector<std::string> problems_;
 };
 

@@ -3,7 +3,8 @@
 // every value is defined before use (respecting block scoping), ids are dense and
 // unique, sub-block arity matches its node (If: 2 blocks with returns matching the
 // outputs; Loop: body params/returns matching carried values), and each input's type
-// is a subtype of the schema argument it binds to.
+// is a subtype of the schema argument it binds to, and every value's use list names
+// exactly the reads in the graph.
 #include <string>
 #include <vector>
 

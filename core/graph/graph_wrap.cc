@@ -7,7 +7,6 @@
 // downstream value; then every downstream node can move after the new node and every
 // other node between the members stays before it, and the order is still topological.
 #include <algorithm>
-#include <unordered_map>
 #include <unordered_set>
 
 #include "core/common/error.h"
@@ -66,13 +65,6 @@ Split splitAround(const Block& block, const std::vector<Node*>& group) {
   return s;
 }
 
-template <typename F>
-void forEachBlock(Block* b, const F& f) {
-  f(*b);
-  for (Node* n : b->nodes())
-    for (const auto& sub : n->blocks()) forEachBlock(sub.get(), f);
-}
-
 }  // namespace
 
 std::string Block::wrapProblem(const std::vector<Node*>& group) const { return splitAround(*this, group).problem; }
@@ -93,49 +85,37 @@ Node* Block::wrapNodes(const std::vector<Node*>& group, const std::string& kind)
     for (Value* v : n->inputs())
       if (!v->isConstant() && !produced.count(v) && seen.insert(v).second) inputs.push_back(v);
 
-  // Group values read outside the group, in the order the group produces them.
-  std::unordered_set<const Value*> read_outside;
-  forEachBlock(graph_->top_.get(), [&](Block& b) {
-    for (const Node* n : b.nodes_)
-      if (!members.count(n)) forEachRead(*n, [&](const Value* v) {
-          if (produced.count(v)) read_outside.insert(v);
-        });
-    for (const Value* r : b.returns_)
-      if (produced.count(r)) read_outside.insert(r);
-  });
-
   Node* w = graph_->newNode();
   w->kind_ = w->key_ = kind;
   w->inputs_ = inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) inputs[i]->uses_.push_back({w, nullptr, static_cast<uint32_t>(i)});
   w->block_ = this;
   Block* inner = w->addBlock();
-  std::unordered_map<const Value*, Value*> outer_of;
   for (Node* n : ordered) {
     n->block_ = inner;
     inner->nodes_.push_back(n);
     for (Value* o : n->outputs()) {
       o->block_ = inner;
-      if (!read_outside.count(o)) continue;
+      // Reads from outside the group (members have no blocks, so a nested read is
+      // outside) now read a new output of `w`; the group's own reads stay.
+      std::vector<Use> outside, kept;
+      for (const Use& u : o->uses_) (u.user && members.count(u.user) ? kept : outside).push_back(u);
+      if (outside.empty()) continue;
       Value* out = graph_->newValue(o->type(), o->name());
       out->producer_ = w;
       out->block_ = this;
       w->outputs_.push_back(out);
-      inner->returns_.push_back(o);
-      outer_of[o] = out;
+      for (const Use& u : outside) {
+        if (u.user)
+          u.user->inputs_[u.index] = out;
+        else
+          u.block->returns_[u.index] = out;
+      }
+      out->uses_ = std::move(outside);
+      o->uses_ = std::move(kept);
+      inner->addReturn(o);
     }
   }
-  // Every read outside the nested block now reads the new node's output.
-  auto redirect = [&](Value*& v) {
-    auto it = outer_of.find(v);
-    if (it != outer_of.end()) v = it->second;
-  };
-  forEachBlock(graph_->top_.get(), [&](Block& b) {
-    if (&b == inner) return;
-    for (Node* n : b.nodes_)
-      if (!members.count(n))
-        for (Value*& in : n->inputs_) redirect(in);
-    for (Value*& r : b.returns_) redirect(r);
-  });
 
   std::vector<Node*> reordered(nodes_.begin(), nodes_.begin() + static_cast<std::ptrdiff_t>(split.first));
   for (size_t i = split.first; i <= split.last; ++i)

@@ -79,23 +79,11 @@ bool isFreshTensor(const Value* v) {
   return v->type()->kind() == c10::TypeKind::TensorType;
 }
 
-void countUses(const Block& b, std::vector<uint32_t>& uses);
+int markBlock(const Block& b);
 
-void countNodeUses(const Node& n, std::vector<uint32_t>& uses) {
-  for (const Value* in : n.inputs()) ++uses[in->id()];
-  for (const auto& sub : n.blocks()) countUses(*sub, uses);
-}
-
-void countUses(const Block& b, std::vector<uint32_t>& uses) {
-  for (const Node* n : b.nodes()) countNodeUses(*n, uses);
-  for (const Value* r : b.returns()) ++uses[r->id()];
-}
-
-int markBlock(const Block& b, const std::vector<uint32_t>& uses);
-
-int markNode(Node& n, const std::vector<uint32_t>& uses) {
+int markNode(Node& n) {
   int marked = 0;
-  for (const auto& sub : n.blocks()) marked += markBlock(*sub, uses);
+  for (const auto& sub : n.blocks()) marked += markBlock(*sub);
   if (n.subgraph()) marked += markInPlaceReuse(*n.subgraph());
   n.setReusableInput(-1);
   if (isEvalDropout(n)) {
@@ -107,25 +95,23 @@ int markNode(Node& n, const std::vector<uint32_t>& uses) {
   for (int i : it->second) {
     if (static_cast<size_t>(i) >= n.inputs().size()) continue;
     const Value* v = n.input(i);
-    if (uses[v->id()] != 1 || v->owningBlock() != n.owningBlock() || !isFreshTensor(v)) continue;
+    if (v->uses().size() != 1 || v->owningBlock() != n.owningBlock() || !isFreshTensor(v)) continue;
     n.setReusableInput(i);
     return marked + 1;
   }
   return marked;
 }
 
-int markBlock(const Block& b, const std::vector<uint32_t>& uses) {
+int markBlock(const Block& b) {
   int marked = 0;
-  for (Node* n : b.nodes()) marked += markNode(*n, uses);
+  for (Node* n : b.nodes()) marked += markNode(*n);
   return marked;
 }
 
 }  // namespace
 
 int markInPlaceReuse(Graph& graph) {
-  std::vector<uint32_t> uses(graph.numValues(), 0);
-  countUses(*graph.top(), uses);
-  return markBlock(*graph.top(), uses);
+  return markBlock(*graph.top());
 }
 
 }  // namespace brisk

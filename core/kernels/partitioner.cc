@@ -14,14 +14,6 @@
 namespace brisk {
 namespace {
 
-std::vector<Block*> allBlocks(const Graph& g) {
-  std::vector<Block*> out{g.top()};
-  for (size_t i = 0; i < out.size(); ++i)
-    for (Node* n : out[i]->nodes())
-      for (const auto& b : n->blocks()) out.push_back(b.get());
-  return out;
-}
-
 std::string describeGroup(const std::vector<const Node*>& group) {
   std::string s;
   for (size_t i = 0; i < group.size() && i < 6; ++i) s += (i ? ", " : "") + group[i]->describe();
@@ -59,7 +51,7 @@ size_t partitionDelegates(Graph& graph, const PassContext& ctx, const DelegateRe
   for (const std::string& name : ctx.options.delegates) {
     std::shared_ptr<const DelegateBackend> backend = delegates.find(name);
     if (!backend) continue;  // Module::load already said why (a missing default backend)
-    for (Block* block : allBlocks(graph)) {
+    for (Block* block : graph.allBlocks()) {
       if (block->owningNode() && block->owningNode()->kind() == kDelegateKind) continue;
       std::vector<std::vector<const Node*>> claims;
       try {

@@ -28,8 +28,9 @@
 // change incompatibly. 3: plugin options (Registries::plugin_options, PluginRegistrar::option).
 // 4: graph passes (Registries::passes, PluginRegistrar::pass, graph_pass.h).
 // 5: delegate backends (delegate.h, Registries::delegates, PluginRegistrar::delegate),
-// KernelState and Kernel::plansOutputs.
-#define BRISK_PLUGIN_ABI_VERSION 5
+// KernelState and Kernel::plansOutputs. 6: use lists on graph values (Value::uses), which
+// changes the layout of the graph classes that passes and backends walk.
+#define BRISK_PLUGIN_ABI_VERSION 6
 #endif
 
 namespace brisk {

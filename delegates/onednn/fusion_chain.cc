@@ -158,26 +158,7 @@ std::optional<FusionChain> parseChain(const std::vector<const Node*>& nodes, std
   return c;
 }
 
-Readers::Readers(const Graph& g) : readers_(g.numValues()), returned_(g.numValues(), 0) { add(*g.top(), nullptr); }
-
-void Readers::add(const Block& b, const Node* outer) {
-  for (const Node* n : b.nodes()) {
-    const Node* reader = outer ? outer : n;
-    for (const Value* in : n->inputs()) readers_[in->id()].push_back(reader);
-    for (const auto& sub : n->blocks()) add(*sub, reader);
-  }
-  for (const Value* r : b.returns()) ++returned_[r->id()];
-}
-
-const Node* Readers::sole(const Value* v, const Block& block) const {
-  const auto& r = readers_.at(v->id());
-  if (r.size() != 1 || returned_[v->id()] != 0 || r.front()->owningBlock() != &block) return nullptr;
-  return r.front();
-}
-size_t Readers::count(const Value* v) const { return readers_.at(v->id()).size() + returned_[v->id()]; }
-const std::vector<const Node*>& Readers::nodes(const Value* v) const { return readers_.at(v->id()); }
-
-std::optional<FusionChain> growChain(const Node& anchor, const Readers& readers,
+std::optional<FusionChain> growChain(const Node& anchor,
                                      const std::unordered_set<const Node*>& taken) {
   std::vector<const Node*> nodes{&anchor};
   if (!parseChain(nodes)) return std::nullopt;
@@ -185,9 +166,9 @@ std::optional<FusionChain> growChain(const Node& anchor, const Readers& readers,
   for (const Node* cur = &anchor;;) {
     // Batch norm's other results (saved statistics) must be unread.
     for (size_t i = 1; i < cur->outputs().size(); ++i)
-      if (readers.count(cur->output(i)) != 0) return parseChain({nodes.begin(), nodes.end() - 1});
-    const Node* next = readers.sole(cur->output(0), block);
-    if (!next || taken.count(next)) break;
+      if (cur->output(i)->hasUses()) return parseChain({nodes.begin(), nodes.end() - 1});
+    const Node* next = cur->output(0)->soleUser();
+    if (!next || next->owningBlock() != &block || taken.count(next)) break;
     nodes.push_back(next);
     if (!parseChain(nodes)) {
       nodes.pop_back();

@@ -56,26 +56,10 @@ std::optional<Unary> unaryOf(const Node& n);
 bool isBatchNorm(const Node& n);
 bool isAdd(const Node& n);
 
-// Who reads each value of a graph (node inputs, nested reads and block returns all
-// count), built once per claim.
-class Readers {
- public:
-  explicit Readers(const Graph& g);
-  // The one node of `block` that reads `v`, once, when nothing else does; else null.
-  const Node* sole(const Value* v, const Block& block) const;
-  size_t count(const Value* v) const;
-  const std::vector<const Node*>& nodes(const Value* v) const;
-
- private:
-  void add(const Block& b, const Node* outer);
-  std::vector<std::vector<const Node*>> readers_;  // by value id; the outermost reading node
-  std::vector<uint32_t> returned_;
-};
-
 // The longest chain that starts at `anchor` whose intermediate values only the next op
 // reads and that takes no node of `taken`; nullopt when `anchor` is not an anchor this
 // backend can run.
-std::optional<FusionChain> growChain(const Node& anchor, const Readers& readers,
+std::optional<FusionChain> growChain(const Node& anchor,
                                      const std::unordered_set<const Node*>& taken);
 
 // Parses nodes (in order) into a chain; nullopt, with the reason in *why, when they are

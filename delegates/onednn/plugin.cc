@@ -36,7 +36,6 @@ class OneDnnBackend final : public DelegateBackend {
 
   std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext& ctx) const override {
     const bool linear = linear_.get(ctx.options);
-    const Readers readers(*block.graph());
     std::unordered_set<const Node*> taken;
     std::vector<std::vector<const Node*>> groups;
     // Last node first: of two convolutions feeding one residual add, the one computed
@@ -45,7 +44,7 @@ class OneDnnBackend final : public DelegateBackend {
     for (auto it = block.nodes().rbegin(); it != block.nodes().rend(); ++it) {
       const Node* n = *it;
       if (taken.count(n)) continue;
-      std::optional<FusionChain> chain = growChain(*n, readers, taken);
+      std::optional<FusionChain> chain = growChain(*n, taken);
       if (!chain || (chain->anchor == Anchor::kLinear && !linear)) continue;
       taken.insert(chain->nodes.begin(), chain->nodes.end());
       groups.push_back(chain->nodes);
@@ -62,9 +61,11 @@ class OneDnnBackend final : public DelegateBackend {
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
     if (chain->anchor == Anchor::kLinear)
       return compileLinear(*chain, node, LinearOptions{min_rows_.get(ctx.options)});
-    const Readers readers(p.graph);
-    bool nhwc = readers.count(node.output(0)) == readers.nodes(node.output(0)).size();  // not a block return
-    for (const Node* r : readers.nodes(node.output(0))) nhwc = nhwc && takesNhwc(*r);
+    // NHWC only when every read is a node of this block that takes it (not a block
+    // return, not a read nested in another node's block).
+    bool nhwc = true;
+    for (const Use& u : node.output(0)->uses())
+      nhwc = nhwc && u.user && u.user->owningBlock() == node.owningBlock() && takesNhwc(*u.user);
     return compileConv(*chain, node, nhwc);
   }
 

@@ -30,31 +30,6 @@
 namespace brisk::ops_cpu {
 namespace {
 
-// Readers of every value (one entry per input slot that reads it; block returns
-// counted apart), built once before any rewrite.
-class Readers {
- public:
-  explicit Readers(const Graph& g) : readers_(g.numValues()), returned_(g.numValues(), 0) { add(*g.top()); }
-
-  // The one node that reads `v`, once, when nothing else (no block return) does.
-  Node* sole(const Value* v) const {
-    const auto& r = readers_.at(v->id());
-    return r.size() == 1 && returned_[v->id()] == 0 ? r.front() : nullptr;
-  }
-  const std::vector<Node*>& of(const Value* v) const { return readers_.at(v->id()); }
-
- private:
-  void add(const Block& b) {
-    for (Node* n : b.nodes()) {
-      for (const Value* in : n->inputs()) readers_[in->id()].push_back(n);
-      for (const auto& sb : n->blocks()) add(*sb);
-    }
-    for (const Value* r : b.returns()) ++returned_[r->id()];
-  }
-  std::vector<std::vector<Node*>> readers_;
-  std::vector<uint32_t> returned_;
-};
-
 bool is(const Node* n, const char* key, size_t inputs) {
   return n && n->key() == key && n->inputs().size() == inputs;
 }
@@ -102,7 +77,7 @@ struct Match {
   Node* hmul;
 };
 
-std::optional<Match> matchAt(Node* split, const Readers& readers) {
+std::optional<Match> matchAt(Node* split) {
   if (!is(split, "aten::split_with_sizes", 3)) return std::nullopt;
   Block* block = split->owningBlock();
   auto in_block = [block](const Node* n) { return n && n->owningBlock() == block; };
@@ -112,14 +87,14 @@ std::optional<Match> matchAt(Node* split, const Readers& readers) {
   // gates = add(view(addmm(...)), gx)
   Node* add = split->input(0)->producer();
   if (!is(add, "aten::add.Tensor", 3) || !in_block(add) || !isOne(add->input(2)) ||
-      readers.sole(add->output(0)) != split)
+      add->output(0)->soleUser() != split)
     return std::nullopt;
   m.add = add;
   for (int which = 0; which < 2 && !m.gview; ++which) {
     Node* gview = add->input(which)->producer();
-    if (!is(gview, "aten::view", 2) || !in_block(gview) || readers.sole(gview->output(0)) != add) continue;
+    if (!is(gview, "aten::view", 2) || !in_block(gview) || gview->output(0)->soleUser() != add) continue;
     Node* addmm = gview->input(0)->producer();
-    if (!is(addmm, "aten::addmm", 5) || !in_block(addmm) || readers.sole(addmm->output(0)) != gview) continue;
+    if (!is(addmm, "aten::addmm", 5) || !in_block(addmm) || addmm->output(0)->soleUser() != gview) continue;
     m.gview = gview;
     m.addmm = addmm;
     m.gx_input = 1 - which;
@@ -148,38 +123,38 @@ std::optional<Match> matchAt(Node* split, const Readers& readers) {
   if (gates_numel != (*h_shape)[0] * 4 * hidden || (*dim != rank - 1 && *dim != -1)) return std::nullopt;
 
   // Gates in ATen's order i, f, g, o.
-  Node* unpack = readers.sole(split->output(0));
+  Node* unpack = split->output(0)->soleUser();
   if (!unpack || unpack->kind() != "prim::ListUnpack" || !in_block(unpack) || unpack->outputs().size() != 4)
     return std::nullopt;
   const char* kActs[4] = {"aten::sigmoid", "aten::sigmoid", "aten::tanh", "aten::sigmoid"};
   Node* act[4];
   for (int k = 0; k < 4; ++k) {
-    act[k] = readers.sole(unpack->output(k));
+    act[k] = unpack->output(k)->soleUser();
     if (!is(act[k], kActs[k], 1) || !in_block(act[k])) return std::nullopt;
   }
   // c' = f * c + i * g
-  Node* m_fc = readers.sole(act[1]->output(0));
-  Node* m_ig = readers.sole(act[0]->output(0));
+  Node* m_fc = act[1]->output(0)->soleUser();
+  Node* m_ig = act[0]->output(0)->soleUser();
   if (!is(m_fc, "aten::mul.Tensor", 2) || !is(m_ig, "aten::mul.Tensor", 2) || m_fc == m_ig || !in_block(m_fc) ||
       !in_block(m_ig))
     return std::nullopt;
   m.m_fc = m_fc;
   m.c_input = otherInput(m_fc, act[1]->output(0));
   if (otherInput(m_ig, act[0]->output(0)) < 0 || m_ig->input(otherInput(m_ig, act[0]->output(0))) != act[2]->output(0) ||
-      readers.sole(act[2]->output(0)) != m_ig)
+      act[2]->output(0)->soleUser() != m_ig)
     return std::nullopt;
-  Node* cadd = readers.sole(m_fc->output(0));
+  Node* cadd = m_fc->output(0)->soleUser();
   if (!is(cadd, "aten::add.Tensor", 3) || !in_block(cadd) || !isOne(cadd->input(2)) ||
-      readers.sole(m_ig->output(0)) != cadd || otherInput(cadd, m_fc->output(0)) < 0 ||
+      m_ig->output(0)->soleUser() != cadd || otherInput(cadd, m_fc->output(0)) < 0 ||
       cadd->input(otherInput(cadd, m_fc->output(0))) != m_ig->output(0))
     return std::nullopt;
   m.cadd = cadd;
   // h' = o * tanh(c')
-  Node* hmul = readers.sole(act[3]->output(0));
+  Node* hmul = act[3]->output(0)->soleUser();
   if (!is(hmul, "aten::mul.Tensor", 2) || !in_block(hmul)) return std::nullopt;
   const int tc_input = otherInput(hmul, act[3]->output(0));
   Node* tc = tc_input < 0 ? nullptr : hmul->input(tc_input)->producer();
-  if (!is(tc, "aten::tanh", 1) || tc->input(0) != cadd->output(0) || readers.sole(tc->output(0)) != hmul ||
+  if (!is(tc, "aten::tanh", 1) || tc->input(0) != cadd->output(0) || tc->output(0)->soleUser() != hmul ||
       !in_block(tc))
     return std::nullopt;
   m.hmul = hmul;
@@ -201,10 +176,10 @@ void rewrite(Graph& g, const Match& m) {
   g.replaceAllUses(m.cadd->output(0), step->output(1));
 }
 
-void collect(Block& b, const Readers& readers, std::vector<Match>& out) {
+void collect(Block& b, std::vector<Match>& out) {
   for (Node* n : b.nodes()) {
-    if (auto m = matchAt(n, readers)) out.push_back(*m);
-    for (const auto& sb : n->blocks()) collect(*sb, readers, out);
+    if (auto m = matchAt(n)) out.push_back(*m);
+    for (const auto& sb : n->blocks()) collect(*sb, out);
   }
 }
 
@@ -212,10 +187,7 @@ void collect(Block& b, const Readers& readers, std::vector<Match>& out) {
 
 size_t fuseLstmCells(Graph& g, const PassContext&) {
   std::vector<Match> matches;
-  {
-    const Readers readers(g);
-    collect(*g.top(), readers, matches);
-  }
+  collect(*g.top(), matches);  // all matched before any rewrite
   // In graph order: a step's h and c are the previous step's outputs, rewired to the
   // previous fused node by then (rewrite reads them from the nodes).
   for (const Match& m : matches) rewrite(g, m);

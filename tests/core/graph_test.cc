@@ -1,5 +1,6 @@
-// The IR by hand: construction, dense ids, pre-order numbering, printing and
-// verification (good graphs pass; use-before-def, bad arity and type mismatches fail).
+// The IR by hand: construction, dense ids, pre-order numbering, printing, use lists
+// kept current by every edit, and verification (good graphs pass; use-before-def, bad
+// arity and type mismatches fail).
 #include <ATen/core/jit_type.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/runtime/operator.h>
@@ -7,6 +8,7 @@
 #include "core/common/error.h"
 #include "core/graph/graph.h"
 #include "core/graph/graph_verifier.h"
+#include "tests/testing/model_check.h"
 
 namespace brisk {
 namespace {
@@ -92,6 +94,68 @@ TEST(Graph, VerifierCatchesTypeAndArityErrors) {
   ASSERT_EQ(problems.size(), 2u) << g.str();
   EXPECT_NE(problems[0].find("schema wants Tensor"), std::string::npos) << problems[0];
   EXPECT_NE(problems[1].find("prim::Loop arity"), std::string::npos) << problems[1];
+}
+
+using testing::errorOf;
+
+// Each edit keeps Value::uses current: appending, nested blocks, replacing an input or
+// a return, redirecting all reads, wrapping a group and erasing nodes. The verifier
+// recomputes the reads from the graph and checks every list after each step.
+TEST(Graph, UseListsFollowEveryEdit) {
+  const c10::FunctionSchema* neg_s = schemaOf("aten::neg(Tensor self) -> Tensor");
+  const c10::FunctionSchema* mul_s = schemaOf("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor");
+  Graph g("uses");
+  Value* c = g.top()->addParam(c10::BoolType::get(), "c");
+  Value* x = g.top()->addParam(c10::TensorType::get(), "x");
+  Node* a = g.top()->appendNode({"aten::neg", "", neg_s, {x}, {{c10::TensorType::get(), "a"}}});
+  Node* sq = g.top()->appendNode({"aten::mul", "Tensor", mul_s, {a->output(0), a->output(0)}, {{c10::TensorType::get(), "sq"}}});
+  Node* iff = g.top()->appendNode({"prim::If", "", nullptr, {c}, {{c10::TensorType::get(), "out"}}});
+  Block* then_b = iff->addBlock();
+  Node* inner = then_b->appendNode({"aten::neg", "", neg_s, {sq->output(0)}, {{c10::TensorType::get(), "in"}}});
+  then_b->addReturn(inner->output(0));
+  iff->addBlock()->addReturn(a->output(0));
+  g.top()->addReturn(iff->output(0));
+  g.finalize();
+  auto ok = [&] { return verifyGraph(g); };
+  EXPECT_EQ(ok(), std::vector<std::string>{}) << g.str();
+  EXPECT_EQ(a->output(0)->uses().size(), 3u);  // mul twice, the else block's return
+  EXPECT_EQ(sq->output(0)->soleUser(), inner);  // a nested read
+  EXPECT_EQ(a->output(0)->soleUser(), nullptr);
+  EXPECT_EQ(inner->enclosingNodeIn(g.top()), iff);
+  EXPECT_EQ(inner->enclosingNodeIn(then_b), inner);
+  EXPECT_EQ(a->enclosingNodeIn(then_b), nullptr);
+
+  sq->replaceInput(1, x);
+  EXPECT_EQ(a->output(0)->uses().size(), 2u);
+  EXPECT_EQ(ok(), std::vector<std::string>{}) << g.str();
+  iff->block(1)->replaceReturn(0, x);
+  EXPECT_EQ(a->output(0)->soleUser(), sq);
+  EXPECT_EQ(ok(), std::vector<std::string>{}) << g.str();
+
+  // Wrapping {a, sq}: the nested read of sq's result now reads the wrapper's output.
+  Node* w = g.top()->wrapNodes({a, sq}, "test::group");
+  ASSERT_EQ(w->outputs().size(), 1u);
+  EXPECT_EQ(w->output(0)->soleUser(), inner);
+  EXPECT_EQ(sq->output(0)->uses().size(), 1u);  // the nested block's return
+  EXPECT_TRUE(sq->output(0)->uses().front().isReturn());
+  EXPECT_EQ(x->uses().size(), 4u);  // the wrapper's input, a's and sq's reads inside, the else return
+  EXPECT_EQ(ok(), std::vector<std::string>{}) << g.str();
+
+  // Redirecting every read, then erasing what is left unread.
+  EXPECT_EQ(g.replaceAllUses(w->output(0), x), 1u);
+  EXPECT_FALSE(w->output(0)->hasUses());
+  g.top()->eraseNode(w);
+  EXPECT_EQ(x->uses().size(), 2u);  // inner, the else return
+  g.finalize();
+  EXPECT_EQ(ok(), std::vector<std::string>{}) << g.str();
+  // Erasing the If takes its nested reads with it; its result is still returned.
+  EXPECT_NE(errorOf([&] { g.top()->eraseNode(iff); }).find("still read"), std::string::npos);
+  g.top()->replaceReturn(0, x);
+  g.top()->eraseNode(iff);
+  EXPECT_EQ(x->uses().size(), 1u);
+  EXPECT_EQ(c->uses().size(), 0u);
+  g.finalize();
+  EXPECT_EQ(ok(), std::vector<std::string>{}) << g.str();
 }
 
 }  // namespace

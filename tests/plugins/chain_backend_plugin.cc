@@ -68,21 +68,15 @@ class ChainBackend final : public brisk::DelegateBackend {
       std::vector<const brisk::Node*> all(block.nodes().begin(), block.nodes().end());
       return {all};
     }
-    std::unordered_map<const brisk::Value*, int> reads;
-    for (const brisk::Node* n : block.nodes())
-      for (const brisk::Value* v : n->inputs()) ++reads[v];
-    for (const brisk::Value* v : block.returns()) reads[v] += 2;  // never inside a chain
     std::unordered_set<const brisk::Node*> taken;
     std::vector<std::vector<const brisk::Node*>> groups;
     for (const brisk::Node* n : block.nodes()) {
       if (!chainOp(*n) || taken.count(n)) continue;
       std::vector<const brisk::Node*> g{n};
       for (const brisk::Node* cur = n;;) {
-        const brisk::Node* next = nullptr;
-        if (reads[cur->output(0)] == 1)
-          for (const brisk::Node* m : block.nodes())
-            for (const brisk::Value* v : m->inputs())
-              if (v == cur->output(0)) next = m;
+        // The next link reads the value once and nothing else does (no block return).
+        const brisk::Node* next = cur->output(0)->soleUser();
+        if (next && next->owningBlock() != &block) next = nullptr;
         if (!next || !chainOp(*next) || taken.count(next)) break;
         g.push_back(next);
         cur = next;

@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/executor/module.h"
 #include "core/executor/runtime.h"
+#include "core/graph/graph_verifier.h"
 #include "tools/jit_reference.h"
 
 namespace brisk::testing {
@@ -22,6 +23,9 @@ std::string zooModel(const std::string& name) { return zooFile(name + ".pt"); }
 void expectMatchesJit(const std::string& model_path, const Options& options,
                       const std::vector<std::string>& input_files, Tolerance tol) {
   auto module = Module::load(model_path, options);
+  // The graph after every pass (fusions, partitions) is still well formed, its use
+  // lists included.
+  EXPECT_EQ(verifyGraph(module->graph()), std::vector<std::string>{});
   JitReference reference(model_path, options.optimize_numerics);
   auto runtime = module->createRuntime();
   for (const std::string& file : input_files) {
