@@ -121,6 +121,8 @@ std::shared_ptr<Module> Module::fromFrontend(FrontendResult r, const Options& op
   Registries& regs = registries ? *registries : Registries::global();
   const std::string name = r.graph->name();
   loadPlugins(name, options, regs);  // their passes run too
+  // Before the passes: a delegate backend reads its options while claiming nodes.
+  regs.plugin_options.validate(options, name);
   regs.passes.checkDisabled(options, name);
   std::vector<PassResult> passes = regs.passes.run(*r.graph, PassContext{name, options});
   r.graph->finalize();

@@ -61,11 +61,14 @@ class OneDnnBackend final : public DelegateBackend {
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
     if (chain->anchor == Anchor::kLinear)
       return compileLinear(*chain, node, LinearOptions{min_rows_.get(ctx.options)});
-    // NHWC only when every read is a node of this block that takes it (not a block
-    // return, not a read nested in another node's block).
+    // NHWC only when every read is by a node of this block that takes it: a block
+    // return does not, and a read nested in a node's block counts as that node's (the
+    // nodes of a partition read outer values directly).
     bool nhwc = true;
-    for (const Use& u : node.output(0)->uses())
-      nhwc = nhwc && u.user && u.user->owningBlock() == node.owningBlock() && takesNhwc(*u.user);
+    for (const Use& u : node.output(0)->uses()) {
+      const Node* reader = u.user ? u.user->enclosingNodeIn(node.owningBlock()) : nullptr;
+      nhwc = nhwc && reader && takesNhwc(*reader);
+    }
     return compileConv(*chain, node, nhwc);
   }
 

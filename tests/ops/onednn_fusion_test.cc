@@ -2,7 +2,8 @@
 // interpreter: each conv or linear chain it claims becomes one delegate node whose fused
 // oneDNN call must match ATen's separate ops, for several input shapes (each packs its
 // own weight), and what it cannot serve for a call (a broadcasting add, too few rows)
-// runs the nested block on brisk's kernels.
+// runs the nested block on brisk's kernels. A backend option of the wrong type is a
+// load error.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include "core/executor/module.h"
 #include "core/kernels/delegate.h"
 #include "tests/ops/op_tester.h"
+#include "tests/testing/model_check.h"
 
 namespace brisk::testing {
 namespace {
@@ -102,6 +104,36 @@ TEST(OneDnnFusion, ConvBatchNormAddRelu) {
   expectPartition(std::move(t));
 }
 
+// conv -> relu -> conv -> relu -> flatten: the first partition hands its result to the
+// second in NHWC (no conversion between them); the second converts back to NCHW for
+// the view. The outputs still match the interpreter.
+TEST(OneDnnFusion, NhwcFlowsBetweenConvPartitions) {
+  const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w1", {8, 4, 3, 3}) + constTensorIR("b1", {8}) +
+                         constTensorIR("w2", {6, 8, 1, 1}) + constTensorIR("b2", {6}) +
+                         "  %s : int[] = prim::Constant[value=[1, 1]]()\n"
+                         "  %p : int[] = prim::Constant[value=[1, 1]]()\n"
+                         "  %p0 : int[] = prim::Constant[value=[0, 0]]()\n"
+                         "  %g : int = prim::Constant[value=1]()\n"
+                         "  %c1 : Tensor = aten::conv2d(%x, %w1, %b1, %s, %p, %s, %g)\n"
+                         "  %r1 : Tensor = aten::relu(%c1)\n"
+                         "  %c2 : Tensor = aten::conv2d(%r1, %w2, %b2, %s, %p0, %s, %g)\n"
+                         "  %r2 : Tensor = aten::relu(%c2)\n"
+                         "  %start : int = prim::Constant[value=1]()\n"
+                         "  %end : int = prim::Constant[value=-1]()\n"
+                         "  %out : Tensor = aten::flatten(%r2, %start, %end)\n"
+                         "  return (%out)\n";
+  Options o;
+  auto m = Module::fromIR(ir, o, "nhwc-flow");
+  std::vector<std::string> details;
+  for (const NodeKernelInfo& k : m->kernelReport())
+    if (k.op == kDelegateKind) details.push_back(k.detail);
+  ASSERT_EQ(details.size(), 2u);
+  EXPECT_NE(details[0].find("output: nhwc"), std::string::npos) << details[0];
+  EXPECT_EQ(details[0].find("nhwc -> nchw"), std::string::npos) << details[0];
+  EXPECT_NE(details[1].find("output: nhwc -> nchw"), std::string::npos) << details[1];
+  OpTester(ir).withDelegates().tolerance(kTol).inputs({at::randn({1, 4, 9, 9})}).inputs({at::randn({3, 4, 5, 6})}).run();
+}
+
 std::string linearIR(int64_t n, int64_t k, const std::string& tail, const std::string& params = "") {
   return "graph(%x : Tensor" + params + "):\n" + constTensorIR("w", {n, k}) + constTensorIR("b", {n}) +
          "  %y : Tensor = aten::linear(%x, %w, %b)\n" + tail + "  return (%out)\n";
@@ -153,6 +185,20 @@ TEST(OneDnnFusion, WhatIsNotClaimed) {
       .inputs({at::randn({16, 8}), at::randn({4, 8})})
       .expectKernel("aten::linear", KernelKind::kOutVariant)
       .run();
+}
+
+TEST(OneDnnFusion, OptionOfTheWrongTypeIsALoadError) {
+  const std::string ir = convIR(8, 3, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1, "  %out : Tensor = aten::relu(%y)\n");
+  for (const PluginOptionValue& bad : {PluginOptionValue(int64_t{3}), PluginOptionValue(std::string("maybe"))}) {
+    Options o;
+    o.plugin_options["onednn.linear"] = bad;
+    const std::string msg = errorOf([&] { Module::fromIR(ir, o, "bad-option"); });
+    EXPECT_NE(msg.find("bad-option"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'onednn.linear' of plugin onednn expects a bool"), std::string::npos) << msg;
+  }
+  Options o;
+  o.plugin_options["onednn.linear_min_rows"] = std::string("9.5");
+  EXPECT_NE(errorOf([&] { Module::fromIR(ir, o, "bad-option"); }).find("expects a int"), std::string::npos);
 }
 
 }  // namespace
