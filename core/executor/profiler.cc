@@ -14,15 +14,6 @@
 namespace brisk {
 namespace {
 
-// Nodes whose time is kernel time. A delegate partition is one kernel (its own call or,
-// when it falls back, the nodes of its nested block, which are then not counted again).
-bool isLeaf(const Node& n) {
-  for (const Block* b = n.owningBlock(); b && b->owningNode(); b = b->owningNode()->owningBlock())
-    if (b->owningNode()->kind() == kDelegateKind) return false;
-  if (n.kind() == kDelegateKind) return true;
-  return n.blocks().empty() && n.kind() != "prim::fork" && n.kind() != "aten::wait";
-}
-
 void jsonString(std::ostream& os, const std::string& s) {
   os << '"';
   for (char c : s) {
@@ -115,10 +106,17 @@ std::vector<Profiler::Stat> Profiler::byOp() const {
   return out;
 }
 
+bool Profiler::isKernelNode(const Node& n) {
+  for (const Block* b = n.owningBlock(); b && b->owningNode(); b = b->owningNode()->owningBlock())
+    if (b->owningNode()->kind() == kDelegateKind) return false;
+  if (n.kind() == kDelegateKind) return true;
+  return n.blocks().empty() && n.kind() != "prim::fork" && n.kind() != "aten::wait";
+}
+
 double Profiler::kernelMicros() const {
   double us = 0;
   for (const Event& e : events())
-    if (e.node && isLeaf(*e.node)) us += static_cast<double>(e.end_ns - e.begin_ns) / 1e3;
+    if (e.node && isKernelNode(*e.node)) us += static_cast<double>(e.end_ns - e.begin_ns) / 1e3;
   return us;
 }
 

@@ -47,8 +47,11 @@ class Profiler {
   // Sums, most expensive first. Modules must still be alive.
   std::vector<Stat> byNode() const;
   std::vector<Stat> byOp() const;
-  // Sum of the times of leaf nodes (not If/Loop/fork/wait, whose time is other nodes'
-  // or waiting), in microseconds. For a serial run without forks: time inside kernels,
+  // Whether a node's time is kernel time: leaf nodes, not If/Loop/fork/wait (whose time
+  // is other nodes' or waiting). A delegate partition is one kernel (its own call or,
+  // when it falls back, the nodes of its nested block, which are then not counted again).
+  static bool isKernelNode(const Node& n);
+  // Sum of the times of kernel nodes (isKernelNode), in microseconds. For a serial run without forks: time inside kernels,
   // so (run time - kernelMicros) / nodes is the executor's own cost per node.
   double kernelMicros() const;
   // Chrome trace-event JSON of everything recorded; one row per thread.

@@ -9,6 +9,7 @@
 #include "core/common/error.h"
 #include "core/common/options.h"
 #include "core/executor/module.h"
+#include "core/executor/profiler.h"
 #include "core/frontend/torchscript.h"
 #include "core/graph/graph.h"
 #include "core/kernels/delegate.h"
@@ -115,6 +116,35 @@ TEST(Partitioner, DeclineCompileErrorAndDeclinedRunsFallBack) {
   auto [c0, r0] = counts();
   expectChainRuns(*m);
   EXPECT_EQ(counts().second, r0 + 3);  // asked each time, served by the nested block
+}
+
+// The profiler (and brisk bench --profile's kernel time) counts a partition as one
+// kernel: its nested nodes, when they run because the backend declined the call, are
+// part of the partition's time and are not counted again.
+TEST(Partitioner, ProfilerCountsAPartitionAsOneKernel) {
+  for (bool declined : {false, true}) {
+    SCOPED_TRACE(declined ? "declined runs" : "served runs");
+    Options o = chainOptions();
+    o.plugin_options["test_chain.decline_runs"] = declined;
+    auto m = Module::fromIR(kChain, o, "profiled");
+    Profiler profiler;
+    RunOptions ro;
+    ro.profiler = &profiler;
+    m->run({at::randn({3, 4}), at::randn({3, 4})}, {}, ro);
+    size_t kernels = 0, nested = 0, partitions = 0;
+    for (const Profiler::Event& e : profiler.events()) {
+      if (!e.node) continue;
+      partitions += e.node->kind() == kDelegateKind;
+      if (Profiler::isKernelNode(*e.node))
+        ++kernels;
+      else if (e.node->owningBlock()->owningNode())
+        ++nested;
+    }
+    EXPECT_EQ(partitions, 1u);
+    EXPECT_EQ(kernels, 2u);  // the partition and the mul after it
+    EXPECT_EQ(nested, declined ? 3u : 0u);
+    EXPECT_GT(profiler.kernelMicros(), 0.0);
+  }
 }
 
 TEST(Partitioner, NodesWithEffectsAreNeverClaimed) {

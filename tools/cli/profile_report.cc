@@ -17,9 +17,6 @@
 namespace brisk::cli {
 namespace {
 
-// Same rule as Profiler::kernelMicros: control nodes' time is other nodes' or waiting.
-bool isLeaf(const Node& n) { return n.blocks().empty() && n.kind() != "prim::fork" && n.kind() != "aten::wait"; }
-
 // One run on a fresh argument vector (Module::run moves from its args).
 void runOnce(const Module& module, const ModelInputs& inputs, const RunOptions& options) {
   (void)module.run(inputs.args, inputs.kwargs, options);
@@ -83,7 +80,7 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
   RunOptions options;
   options.profiler = &profiler;
   r.profiled_run_us = median(timeCalls([&] { runOnce(module, inputs, options); }, runs, 0));
-  // Kernel time per run as the median over runs of each run's sum of leaf-node times:
+  // Kernel time per run as the median over runs of each run's sum of kernel-node times (Profiler::isKernelNode):
   // a mean would let a few preempted or page-faulting runs (a shared machine) decide.
   // Events arrive in completion order; a run's own event (node == null) comes after
   // all of its nodes, fork children's included (aten::wait joins them first).
@@ -102,7 +99,7 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
       continue;
     }
     ++node_events;
-    if (isLeaf(*e.node)) current += static_cast<double>(e.end_ns - e.begin_ns) / 1e3;
+    if (Profiler::isKernelNode(*e.node)) current += static_cast<double>(e.end_ns - e.begin_ns) / 1e3;
   }
   r.has_forks = threads.size() > 1;
   r.node_runs_per_run = static_cast<double>(node_events) / static_cast<double>(runs);
@@ -146,7 +143,7 @@ void printProfile(std::ostream& os, const ProfileReport& r, size_t top) {
   os << "(% of kernel time; control nodes (If/Loop/fork/wait) include the nodes they run)\n";
 
   os << "\nkernel time per run: " << fixed(r.kernel_us_per_run, 1) << " us median (mean " << fixed(r.kernel_us_mean_per_run, 1)
-     << " us; leaf nodes, timed with the profiler's clock reads); unprofiled p50 run: " << fixed(r.unprofiled_p50_us, 1)
+     << " us; kernel nodes (a delegate partition counts once), timed with the profiler's clock reads); unprofiled p50 run: " << fixed(r.unprofiled_p50_us, 1)
      << " us\n"
      << "framework overhead per node: (" << fixed(r.unprofiled_p50_us, 1) << " - " << fixed(r.kernel_us_per_run, 1)
      << ") us / " << fixed(r.node_runs_per_run, 1) << " nodes = " << fixed(r.overheadPerNodeNs(), 1) << " ns";
