@@ -18,13 +18,15 @@ void Value::removeUse(const Use& u) {
   uses_.pop_back();
 }
 
-void Node::replaceInput(size_t i, Value* v) {
-  Value*& slot = inputs_.at(i);
-  const Use u{this, nullptr, static_cast<uint32_t>(i)};
-  slot->removeUse(u);
-  slot = v;
-  v->uses_.push_back(u);
+Value*& Value::slotOf(const Use& u) { return u.user ? u.user->inputs_[u.index] : u.block->returns_[u.index]; }
+
+void Value::moveUse(const Use& u, Value* to) {
+  removeUse(u);
+  slotOf(u) = to;
+  to->uses_.push_back(u);
 }
+
+void Node::replaceInput(size_t i, Value* v) { inputs_.at(i)->moveUse({this, nullptr, static_cast<uint32_t>(i)}, v); }
 
 Node* Node::enclosingNodeIn(const Block* b) {
   Node* n = this;
@@ -144,13 +146,7 @@ void Block::addReturn(Value* v) {
   returns_.push_back(v);
 }
 
-void Block::replaceReturn(size_t i, Value* v) {
-  Value*& slot = returns_.at(i);
-  const Use u{nullptr, this, static_cast<uint32_t>(i)};
-  slot->removeUse(u);
-  slot = v;
-  v->uses_.push_back(u);
-}
+void Block::replaceReturn(size_t i, Value* v) { returns_.at(i)->moveUse({nullptr, this, static_cast<uint32_t>(i)}, v); }
 
 Graph::Graph(std::string name) : name_(std::move(name)), top_(new Block(this, nullptr)) {}
 Graph::~Graph() = default;

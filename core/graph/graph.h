@@ -71,6 +71,10 @@ class Value {
   Value(uint32_t id, c10::TypePtr type, std::string name)
       : id_(id), type_(std::move(type)), name_(std::move(name)) {}
   void removeUse(const Use& u);
+  // The read `u` of this value now reads `to`: its slot and both use lists change.
+  void moveUse(const Use& u, Value* to);
+  // The slot (node input or block return) that performs the read `u`.
+  static Value*& slotOf(const Use& u);
   uint32_t id_;
   c10::TypePtr type_;
   std::string name_;
@@ -126,6 +130,7 @@ class Node {
  private:
   friend class Block;
   friend class Graph;
+  friend class Value;
   Node() = default;
   std::string kind_;
   std::string key_;
@@ -190,6 +195,7 @@ class Block {
  private:
   friend class Graph;
   friend class Node;
+  friend class Value;
   Block(Graph* g, Node* owner) : graph_(g), owner_(owner) {}
   // Forgets every read `n` performs, in its blocks too: it is leaving the graph.
   static void forgetReads(Node* n);

@@ -63,10 +63,7 @@ size_t Graph::replaceAllUses(Value* from, Value* to) {
   std::vector<Use> moved;
   moved.swap(from->uses_);
   for (const Use& u : moved) {
-    if (u.user)
-      u.user->inputs_[u.index] = to;
-    else
-      u.block->returns_[u.index] = to;
+    Value::slotOf(u) = to;
     to->uses_.push_back(u);
   }
   return moved.size();

@@ -105,12 +105,7 @@ Node* Block::wrapNodes(const std::vector<Node*>& group, const std::string& kind)
       out->producer_ = w;
       out->block_ = this;
       w->outputs_.push_back(out);
-      for (const Use& u : outside) {
-        if (u.user)
-          u.user->inputs_[u.index] = out;
-        else
-          u.block->returns_[u.index] = out;
-      }
+      for (const Use& u : outside) Value::slotOf(u) = out;
       out->uses_ = std::move(outside);
       o->uses_ = std::move(kept);
       inner->addReturn(o);

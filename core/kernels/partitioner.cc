@@ -22,7 +22,7 @@ std::string describeGroup(const std::vector<const Node*>& group) {
 }
 
 // Why core refuses `group` claimed by a backend in `block`, or "".
-std::string claimProblem(const Block& block, const std::vector<const Node*>& group,
+std::string claimProblem(const Block& block, const std::vector<Node*>& group,
                          std::unordered_set<const Node*>& claimed) {
   for (const Node* n : group) {
     if (n->kind() == kDelegateKind) return n->describe() + " is a partition already";
@@ -34,9 +34,7 @@ std::string claimProblem(const Block& block, const std::vector<const Node*>& gro
     if (hasEffects(*n)) return n->describe() + " has effects (core/graph/effects.h) and is never delegated";
     if (claimed.count(n)) return n->describe() + " is claimed twice (overlap)";
   }
-  std::vector<Node*> nodes;
-  for (const Node* n : group) nodes.push_back(const_cast<Node*>(n));
-  std::string problem = block.wrapProblem(nodes);
+  std::string problem = block.wrapProblem(group);
   if (problem.empty()) claimed.insert(group.begin(), group.end());
   return problem;
 }
@@ -64,13 +62,14 @@ size_t partitionDelegates(Graph& graph, const PassContext& ctx, const DelegateRe
       std::unordered_set<const Node*> claimed;
       for (const auto& group : claims) {
         if (group.empty()) continue;
-        if (std::string problem = claimProblem(*block, group, claimed); !problem.empty()) {
+        // The backend saw the block read-only; the nodes are the block's own.
+        std::vector<Node*> nodes;
+        for (const Node* n : group) nodes.push_back(const_cast<Node*>(n));
+        if (std::string problem = claimProblem(*block, nodes, claimed); !problem.empty()) {
           LOG(WARNING) << "brisk: " << ctx.model << ": delegate backend '" << name << "' claimed "
                        << describeGroup(group) << "; refused: " << problem;
           continue;
         }
-        std::vector<Node*> nodes;
-        for (const Node* n : group) nodes.push_back(const_cast<Node*>(n));
         Node* d = block->wrapNodes(nodes, kDelegateKind);
         d->setAttribute(kDelegateBackendAttr, name);
         ++made;
