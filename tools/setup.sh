@@ -4,7 +4,9 @@
 #   - one Python virtual environment at /opt/brisk/venv with the pinned packages of
 #     tools/requirements.txt (torch 2.14.1 and torchvision 0.29.1 from PyPI, ...);
 #   - /opt/brisk/libtorch, the fixed path of Bazel's @torch repository: links to the
-#     wheel's include/ and lib/, plus the wheel's C++ ABI flag (checked against ours).
+#     wheel's include/ and lib/, plus the wheel's C++ ABI flag (checked against ours);
+#   - /opt/brisk/onednn, the fixed path of @onednn: oneDNN 3.2 (TBB runtime) for the
+#     onednn delegate, its headers, and the two Intel runtime libraries it needs.
 # Idempotent, and quiet when nothing is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +24,7 @@ PACKAGES=(
   libtbb-dev
   libgtest-dev
   nlohmann-json3-dev     # JSON reader for the PT2 frontend (header-only)
+  patchelf               # lets oneDNN find its runtime libraries beside it (below)
   python3-dev            # Python.h for the Python binding (python/)
   python3-venv           # the virtual environment below
   zlib1g-dev             # zlib for the fuzz driver's zip reader (tests/fuzz)
@@ -80,6 +83,8 @@ if [ "$(readlink "$LIBTORCH/include" 2>/dev/null)" != "$torch_dir/include" ] ||
     "// Written by brisk's tools/setup.sh: the C++ ABI the torch wheel was built with." \
     "#define BRISK_TORCH_CXX11_ABI $wheel_abi" | $SUDO tee "$LIBTORCH/abi/brisk_torch_abi.h" >/dev/null
 fi
+
+tools/setup_onednn.sh "$BRISK_ROOT/onednn" "$VENV/bin/python3"
 
 # Bazel's disk cache lives at a fixed path (see .bazelrc) so fresh clones build warm.
 cache=/var/cache/brisk-bazel-disk

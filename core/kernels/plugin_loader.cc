@@ -131,7 +131,12 @@ PluginInfo loadPlugin(const std::string& name_or_path, const std::vector<std::st
     void* handle = ::dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
       const char* err = ::dlerror();
-      throw pluginError(key, std::string("cannot be loaded: ") + (err ? err : "unknown dlopen error"));
+      std::string why = err ? err : "unknown dlopen error";
+      // dlerror names the library the loader could not find; where brisk's own plugins
+      // get theirs (oneDNN for the onednn backend) is the set-up step.
+      if (why.find("cannot open shared object file") != std::string::npos && why.rfind(key, 0) != 0)
+        why += " (a library this plugin needs is not installed; tools/setup.sh installs those of brisk's plugins)";
+      throw pluginError(key, "cannot be loaded: " + why);
     }
     it = loaded.emplace(key, Loaded{handle, PluginInfo{pluginName(key), key}, {}}).first;
   }

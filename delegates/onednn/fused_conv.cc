@@ -1,22 +1,33 @@
-// A convolution chain as one oneDNN call: mkldnn::_convolution_pointwise (conv + bias +
-// one eltwise post-op) or its .binary form (conv + bias + add of another tensor + relu).
-// Batch norm is folded into the weight and bias here. Activations flow in channels-last
-// (NHWC) order, which oneDNN's convolutions read and write without reordering: an NCHW
-// input is converted once at the partition's edge, and the result stays NHWC unless a
-// reader needs NCHW.
+// A convolution chain as one oneDNN primitive, called directly (libdnnl): convolution +
+// bias + post-ops (a residual add as a binary post-op, then an eltwise one). Batch norm
+// is folded into the weight and bias here. Activations flow in channels-last (NHWC)
+// order, which oneDNN's convolutions read and write without reordering: an NCHW input
+// is converted once at the partition's edge, and the result stays NHWC unless a reader
+// needs NCHW.
+//
+// Per input shape (shape_cache.h) the partition builds the primitive once, with the
+// weight reordered into the blocked format that primitive chose; a call then only points
+// oneDNN's memory objects at the tensors and executes (dnnl_runtime.h). The output and
+// oneDNN's scratchpad are allocated through the c10 allocator, which brisk serves from
+// its memory plan.
 #include <ATen/ATen.h>
 
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "core/graph/graph.h"
+#include "delegates/onednn/dnnl_runtime.h"
 #include "delegates/onednn/fused_ops.h"
-#include "core/kernels/output_capture.h"
-#include "delegates/onednn/mkldnn_ops.h"
-#include "delegates/onednn/packed_weights.h"
+#include "delegates/onednn/post_ops.h"
+#include "delegates/onednn/shape_cache.h"
 
 namespace brisk::onednn {
 namespace {
+
+using dims = dnnl::memory::dims;
+using tag = dnnl::memory::format_tag;
+constexpr auto f32 = dnnl::memory::data_type::f32;
 
 std::vector<int64_t> pair2(const Value* v, const char* what) {
   std::vector<int64_t> l = v->constant().toIntVector();
@@ -28,6 +39,29 @@ std::vector<int64_t> pair2(const Value* v, const char* what) {
 at::Tensor constTensorOr(const Value* v, const at::Tensor& otherwise) {
   return v->constant().isNone() ? otherwise : v->constant().toTensor();
 }
+
+// The primitive and packed weight for one input shape. `ok` false: oneDNN has no
+// kernel for it, and the nested block runs instead.
+struct ConvPlan {
+  bool ok = false;
+  dnnl::convolution_forward prim;
+  dnnl::memory weights;  // oneDNN's blocked copy, owned by this plan
+  dnnl::memory::desc src, dst;
+  std::optional<dnnl::memory::desc> other;  // the residual add's operand
+  size_t scratch_bytes = 0;
+  std::string impl;  // the kernel oneDNN chose ("brgconv:avx2")
+};
+
+// A Runtime's memory objects for one plan: rebound to the call's tensors each call.
+struct BoundPlan {
+  const ConvPlan* plan = nullptr;
+  dnnl::memory src, dst, other, scratch;
+};
+
+struct ConvState final : DnnlState {
+  std::array<BoundPlan, ShapeCache<ConvPlan>::kSlots + 1> bound;
+  std::unique_ptr<const ConvPlan> overflow;
+};
 
 class FusedConv final : public CompiledPartition {
  public:
@@ -56,33 +90,22 @@ class FusedConv final : public CompiledPartition {
     in_channels_ = w.size(1) * groups_;
     kh_ = w.size(2);
     kw_ = w.size(3);
-    static const c10::OperatorHandle reorder = mkldnnOp("mkldnn::_reorder_convolution_weight", "");
-    weights_ = std::make_unique<PackedWeightCache>(
-        [w = w.contiguous(), p = padding_, st = stride_, d = dilation_, g = groups_](c10::IntArrayRef input) {
-          // Packed once per shape and kept: not the call's scratch, not in the slab.
-          UnplannedAllocations outside_plan;
-          torch::jit::Stack s{w, p, st, d, g, input.vec()};
-          return c10::IValue(callOne(reorder, s));
-        });
-    bias_ = b.defined() ? c10::IValue(b.contiguous()) : c10::IValue();
-    x_input_ = inputIndex(node, conv.input(0));
-    if (c.add) {
-      op_ = mkldnnOp("mkldnn::_convolution_pointwise", "binary");
-      other_input_ = static_cast<int>(inputIndex(node, c.add->input(c.add_other)));
-    } else {
-      op_ = mkldnnOp("mkldnn::_convolution_pointwise", "");
+    weight_ = w.contiguous();
+    if (b.defined()) {
+      if (b.numel() != out_channels_) throw std::runtime_error("bias does not match the weight");
+      bias_ = b.contiguous();
+      bias_md_ = dnnl::memory::desc({out_channels_}, f32, tag::a);
+      bias_mem_ = dnnl::memory(bias_md_, cpuEngine(), bias_.data_ptr());
     }
-    attr_ = c.unary.attr;
-    padding_iv_ = padding_;
-    stride_iv_ = stride_;
-    dilation_iv_ = dilation_;
-    groups_iv_ = groups_;
-    unary_iv_ = c.add && attr_ == "none" ? c10::IValue() : c10::IValue(attr_);
-    scalars_ = unaryScalars(c.unary.scalars);
-    algorithm_ = optionalString(c.unary.algorithm);
+    unary_ = c.unary;
+    dnnl::post_ops check;
+    appendUnary(check, unary_);  // now: an op oneDNN lacks fails the compile, not a call
+    x_input_ = inputIndex(node, conv.input(0));
+    if (c.add) other_input_ = static_cast<int>(inputIndex(node, c.add->input(c.add_other)));
+    plans_ = std::make_unique<ShapeCache<ConvPlan>>([this](c10::IntArrayRef x) { return plan(x); });
   }
 
-  std::unique_ptr<KernelState> newState() const override { return std::make_unique<CallState>(); }
+  std::unique_ptr<KernelState> newState() const override { return std::make_unique<ConvState>(); }
 
   bool run(KernelContext& ctx, KernelState* state) const override {
     const at::Tensor& x0 = ctx.tensor(x_input_);
@@ -91,33 +114,42 @@ class FusedConv final : public CompiledPartition {
       return false;
     const int64_t oh = outSize(x0.size(2), 0), ow = outSize(x0.size(3), 1);
     if (oh < 1 || ow < 1) return false;
-    const at::Tensor x = x0.is_contiguous(at::MemoryFormat::ChannelsLast) ? x0 : x0.contiguous(at::MemoryFormat::ChannelsLast);
-    torch::jit::Stack& s = static_cast<CallState*>(state)->stack;
-    s.emplace_back(x);
+    at::Tensor other;
     if (other_input_ >= 0) {
-      const at::Tensor& other = ctx.tensor(other_input_);
-      if (other.scalar_type() != at::kFloat || other.dim() != 4 || other.size(0) != x.size(0) ||
-          other.size(1) != out_channels_ || other.size(2) != oh || other.size(3) != ow) {
-        s.clear();
+      const at::Tensor& o = ctx.tensor(other_input_);
+      if (o.scalar_type() != at::kFloat || o.dim() != 4 || o.size(0) != x0.size(0) || o.size(1) != out_channels_ ||
+          o.size(2) != oh || o.size(3) != ow || o.layout() != at::kStrided || !o.is_cpu())
         return false;  // a broadcasting add: brisk's kernels
-      }
-      s.emplace_back(other);
+      other = o.is_contiguous(at::MemoryFormat::ChannelsLast) ? o : o.contiguous(at::MemoryFormat::ChannelsLast);
     }
-    s.emplace_back(weights_->get(x.sizes(), static_cast<CallState*>(state)->overflow));
-    s.emplace_back(bias_);
-    // Copies of prepared IValues: reference counts, no allocation.
-    s.emplace_back(padding_iv_);
-    s.emplace_back(stride_iv_);
-    s.emplace_back(dilation_iv_);
-    s.emplace_back(groups_iv_);
-    if (other_input_ >= 0) {
-      s.emplace_back(binary_attr_);
-      s.emplace_back();  // alpha
+    auto& st = *static_cast<ConvState*>(state);
+    size_t slot = 0;
+    const ConvPlan& p = plans_->get(x0.sizes(), st.overflow, &slot);
+    if (!p.ok) return false;
+    const at::Tensor x = x0.is_contiguous(at::MemoryFormat::ChannelsLast) ? x0 : x0.contiguous(at::MemoryFormat::ChannelsLast);
+
+    BoundPlan& b = st.bound[slot];
+    if (b.plan != &p || slot == ShapeCache<ConvPlan>::kSlots) bind(b, p);
+    at::Tensor y = at::empty({x.size(0), out_channels_, oh, ow}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+    at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
+
+    b.src.set_data_handle(x.data_ptr());
+    b.dst.set_data_handle(y.data_ptr());
+    dnnl_exec_arg_t args[6];
+    int n = 0;
+    args[n++] = {DNNL_ARG_SRC, b.src.get()};
+    args[n++] = {DNNL_ARG_WEIGHTS, p.weights.get()};
+    args[n++] = {DNNL_ARG_DST, b.dst.get()};
+    if (bias_.defined()) args[n++] = {DNNL_ARG_BIAS, bias_mem_.get()};
+    if (scratch.defined()) {
+      b.scratch.set_data_handle(scratch.data_ptr());
+      args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
     }
-    s.emplace_back(unary_iv_);
-    s.emplace_back(scalars_);
-    s.emplace_back(algorithm_);
-    at::Tensor y = callOne(op_, s);
+    if (other.defined()) {
+      b.other.set_data_handle(other.data_ptr());
+      args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, b.other.get()};
+    }
+    st.execute(p.prim, args, n);
     ctx.output(0) = nhwc_output_ ? std::move(y) : y.contiguous();
     return true;
   }
@@ -127,8 +159,9 @@ class FusedConv final : public CompiledPartition {
     os << chain_ << " " << kh_ << "x" << kw_ << " " << in_channels_ << "->" << out_channels_;
     if (groups_ > 1) os << " groups " << groups_;
     if (stride_[0] > 1 || stride_[1] > 1) os << " stride " << stride_[0];
-    return os.str() + " (mkldnn::_convolution_pointwise, weight packed per input shape: " +
-           std::to_string(weights_->shapes()) + " so far)";
+    if (dilation_[0] > 1 || dilation_[1] > 1) os << " dilation " << dilation_[0];
+    os << " (oneDNN convolution, " << plans_->shapes() << " input shapes prepared so far)";
+    return os.str();
   }
   std::vector<std::string> edgeConversions() const override {
     std::vector<std::string> c{"input: to nhwc unless already nhwc"};
@@ -143,18 +176,67 @@ class FusedConv final : public CompiledPartition {
     return (in + 2 * padding_[d] - dilation_[d] * (k - 1) - 1) / stride_[d] + 1;
   }
 
+  // This Runtime's memory objects for `p` (made on its first call with p's shape).
+  static void bind(BoundPlan& b, const ConvPlan& p) {
+    b.plan = &p;
+    b.src = unboundMemory(p.src);
+    b.dst = unboundMemory(p.dst);
+    if (p.other) b.other = unboundMemory(*p.other);
+    if (p.scratch_bytes)
+      b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
+  }
+
+  // Built on a Runtime's first call with input sizes `x`, kept for the Module's life.
+  std::unique_ptr<const ConvPlan> plan(c10::IntArrayRef x) const {
+    auto p = std::make_unique<ConvPlan>();
+    const dims src{x[0], x[1], x[2], x[3]};
+    const dims dst{x[0], out_channels_, outSize(x[2], 0), outSize(x[3], 1)};
+    const dims wdims = groups_ > 1 ? dims{groups_, out_channels_ / groups_, in_channels_ / groups_, kh_, kw_}
+                                   : dims{out_channels_, in_channels_, kh_, kw_};
+    p->src = dnnl::memory::desc(src, f32, tag::nhwc);
+    p->dst = dnnl::memory::desc(dst, f32, tag::nhwc);
+    dnnl::post_ops ops;
+    if (other_input_ >= 0) {
+      p->other = p->dst;
+      ops.append_binary(dnnl::algorithm::binary_add, p->dst);
+    }
+    appendUnary(ops, unary_);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::convolution_forward::primitive_desc pd;
+    try {
+      pd = dnnl::convolution_forward::primitive_desc(
+          cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p->src,
+          dnnl::memory::desc(wdims, f32, tag::any), bias_md_, p->dst, {stride_[0], stride_[1]},
+          {dilation_[0] - 1, dilation_[1] - 1}, {padding_[0], padding_[1]}, {padding_[0], padding_[1]}, attr);
+    } catch (const dnnl::error&) {
+      return p;  // no kernel for this shape: ok stays false
+    }
+    p->prim = dnnl::convolution_forward(pd);
+    p->impl = pd.impl_info_str();
+    p->scratch_bytes = pd.scratchpad_desc().get_size();
+    p->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
+    dnnl::memory plain(dnnl::memory::desc(wdims, f32, groups_ > 1 ? tag::goihw : tag::oihw), cpuEngine(),
+                       weight_.data_ptr());
+    dnnl::stream s(cpuEngine());
+    dnnl::reorder(plain, p->weights).execute(s, plain, p->weights);
+    s.wait();
+    p->ok = true;
+    return p;
+  }
+
   std::string chain_;
   bool nhwc_output_;
-  c10::OperatorHandle op_ = mkldnnOp("mkldnn::_convolution_pointwise", "");
   std::vector<int64_t> stride_, padding_, dilation_;
   int64_t groups_ = 1, out_channels_ = 0, in_channels_ = 0, kh_ = 0, kw_ = 0;
-  std::unique_ptr<PackedWeightCache> weights_;
-  c10::IValue bias_, padding_iv_, stride_iv_, dilation_iv_, groups_iv_, unary_iv_;
+  at::Tensor weight_, bias_;  // dense, batch norm folded: what each shape's plan packs
+  dnnl::memory::desc bias_md_;
+  dnnl::memory bias_mem_;
+  Unary unary_;
   size_t x_input_ = 0;
   int other_input_ = -1;
-  std::string attr_;
-  const c10::IValue binary_attr_{std::string("add")};
-  c10::IValue scalars_, algorithm_;
+  std::unique_ptr<ShapeCache<ConvPlan>> plans_;
 };
 
 }  // namespace

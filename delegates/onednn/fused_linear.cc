@@ -12,7 +12,7 @@
 #include "delegates/onednn/fused_ops.h"
 #include "core/kernels/output_capture.h"
 #include "delegates/onednn/mkldnn_ops.h"
-#include "delegates/onednn/packed_weights.h"
+#include "delegates/onednn/shape_cache.h"
 
 namespace brisk::onednn {
 namespace {
@@ -41,10 +41,10 @@ class FusedLinear final : public CompiledPartition {
     if (b.defined() && b.numel() != out_features_) throw std::runtime_error("bias does not match the weight");
     static const c10::OperatorHandle reorder = mkldnnOp("mkldnn::_reorder_linear_weight", "");
     // oneDNN's matmul blocks the weight by the number of rows it will meet.
-    weights_ = std::make_unique<PackedWeightCache>([w = w.contiguous()](c10::IntArrayRef rows) {
+    weights_ = std::make_unique<ShapeCache<c10::IValue>>([w = w.contiguous()](c10::IntArrayRef rows) {
       UnplannedAllocations outside_plan;
       torch::jit::Stack s{w, rows[0]};
-      return c10::IValue(callOne(reorder, s));
+      return std::make_unique<const c10::IValue>(callOne(reorder, s));
     });
     bias_ = b.defined() ? c10::IValue(b.contiguous()) : c10::IValue();
     x_input_ = inputIndex(node, x);
@@ -80,7 +80,8 @@ class FusedLinear final : public CompiledPartition {
       s.emplace_back(other.is_contiguous() ? other : other.contiguous());
     }
     const int64_t rows = x.numel() / in_features_;
-    s.emplace_back(weights_->get(c10::IntArrayRef(&rows, 1), static_cast<CallState*>(state)->overflow));
+    size_t slot = 0;
+    s.emplace_back(weights_->get(c10::IntArrayRef(&rows, 1), static_cast<CallState*>(state)->overflow, &slot));
     s.emplace_back(bias_);
     s.emplace_back(attr_);
     if (other_input_ < 0) {
@@ -106,7 +107,7 @@ class FusedLinear final : public CompiledPartition {
   bool two_d_only_ = false;
   int64_t out_features_ = 0, in_features_ = 0;
   c10::OperatorHandle op_ = mkldnnOp("mkldnn::_linear_pointwise", "");
-  std::unique_ptr<PackedWeightCache> weights_;
+  std::unique_ptr<ShapeCache<c10::IValue>> weights_;
   c10::IValue bias_;
   size_t x_input_ = 0;
   int other_input_ = -1;

@@ -15,6 +15,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,7 @@ class CallState final : public KernelState {
  public:
   CallState() { stack.reserve(16); }
   torch::jit::Stack stack;
-  c10::IValue overflow;  // a weight packed for a shape beyond the cache (packed_weights.h)
+  std::unique_ptr<const c10::IValue> overflow;  // a weight packed for a row count beyond the cache (shape_cache.h)
 };
 
 // Calls `op` on `stack` (its arguments) and returns its one result, leaving the stack

@@ -6,6 +6,7 @@
 #include "core/graph/graph.h"
 #include "core/kernels/delegate.h"
 #include "core/kernels/plugin.h"
+#include "delegates/onednn/dnnl_runtime.h"
 #include "delegates/onednn/fused_ops.h"
 #include "delegates/onednn/fusion_chain.h"
 
@@ -88,6 +89,7 @@ bool hasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_sup
 }  // namespace brisk::onednn
 
 BRISK_PLUGIN(registrar) {
+  brisk::onednn::checkLibrary();
   auto linear = registrar.option<bool>(
       "linear", brisk::onednn::hasAvx512(),
       "linear layers run on oneDNN's matmul (default: on CPUs with AVX-512; on AVX2 ATen's MKL path measured faster)");

@@ -1,6 +1,7 @@
 // The plugin loader: a working plugin registers a kernel that is then chosen and run;
-// a missing file, a .so without the entry point and a plugin built for another ABI
-// version are refused with errors that name the file and the reason.
+// a missing file, a .so without the entry point, one whose libraries are missing and a
+// plugin built for another ABI version are refused with errors that name the file and
+// the reason.
 #include <ATen/ATen.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -75,6 +76,14 @@ TEST(PluginLoader, MissingEntryPointIsAnError) {
   std::string msg = errorOf([&] { loadPlugin(pluginFile("libbrisk_no_entry.so"), {}, registries); });
   EXPECT_NE(msg.find("libbrisk_no_entry.so"), std::string::npos) << msg;
   EXPECT_NE(msg.find("brisk_plugin_entry"), std::string::npos) << msg;
+}
+
+TEST(PluginLoader, MissingDependencyNamesTheLibraryAndSetUp) {
+  Registries registries;
+  std::string msg = errorOf([&] { loadPlugin(pluginFile("libbrisk_needs_missing_lib.so"), {}, registries); });
+  EXPECT_NE(msg.find("libbrisk_needs_missing_lib.so"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("libbrisk_not_installed.so.7"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("tools/setup.sh"), std::string::npos) << msg;
 }
 
 TEST(PluginLoader, OtherAbiVersionIsRefused) {
