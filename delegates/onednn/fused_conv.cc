@@ -49,7 +49,6 @@ struct ConvPlan {
   dnnl::memory::desc src, dst;
   std::optional<dnnl::memory::desc> other;  // the residual add's operand
   size_t scratch_bytes = 0;
-  std::string impl;  // the kernel oneDNN chose ("brgconv:avx2")
 };
 
 // A Runtime's memory objects for one plan: rebound to the call's tensors each call.
@@ -214,7 +213,6 @@ class FusedConv final : public CompiledPartition {
       return p;  // no kernel for this shape: ok stays false
     }
     p->prim = dnnl::convolution_forward(pd);
-    p->impl = pd.impl_info_str();
     p->scratch_bytes = pd.scratchpad_desc().get_size();
     p->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
     dnnl::memory plain(dnnl::memory::desc(wdims, f32, groups_ > 1 ? tag::goihw : tag::oihw), cpuEngine(),
