@@ -2,8 +2,8 @@
 // implementation (the unfused ATen sequence) and the out-variant kernel.
 //
 // The kernel computes the recurrent GEMM exactly as the unfused aten::addmm kernel
-// (linear.cc, constant mat2) would -- the packed small GEMM at up to 8 rows when the
-// plugin option ops_cpu.small_gemm is on, else the BLAS call ATen makes -- so the gate
+// (linear.cc, constant mat2) would -- the packed small GEMM where smallGemmTakes() the
+// shape, when the plugin option ops_cpu.small_gemm is on, else the BLAS call ATen makes -- so the gate
 // pre-activations are the same bits as without the fusion. The elementwise part then
 // runs once per element instead of as ten nodes with a tensor each (simd/lstm_gates.h:
 // AVX2 exp / tanh polynomials, a few ulp from ATen's vectorized functions). Anything the
@@ -91,7 +91,7 @@ struct LstmStep {
     const bool fast = plainFloat(gx) && plainFloat(h) && plainFloat(c) && h.numel() == rows * k &&
                       gx.numel() == rows * 4 * hidden && out::broadcastsTo(gx, gates_shape) &&
                       c.numel() == rows * hidden && out::broadcastsTo(c, out_shape) &&
-                      ((packed && rows <= out::kSmallGemmMaxRows) || blas);
+                      ((packed && out::smallGemmTakes(rows, k, 4 * hidden)) || blas);
     if (!fast) {
       auto [h2, c2] = lstmStepReference(gx, h, c, w_hh_t, b_hh, h_shape, gates_shape, split_dim);
       ctx.output(0) = std::move(h2);
@@ -107,12 +107,8 @@ struct LstmStep {
     if (scratch.size() < static_cast<size_t>(rows * n)) scratch.resize(rows * n);
     float* gh = scratch.data();
     const float* hp = h.data_ptr<float>();
-    if (packed && rows <= out::kSmallGemmMaxRows) {
-      const float* wp = packed->packed.data_ptr<float>();
-      const float* bp = packed->bias.data_ptr<float>();
-      out::forPlanes(out::smallGemmPanels(n), rows * k * out::kSmallGemmPanelCols, [&](int64_t begin, int64_t end) {
-        out::smallGemm(hp, k, wp, bp, gh, n, rows, k, n, begin, end);
-      });
+    if (packed && out::smallGemmTakes(rows, k, 4 * hidden)) {
+      out::packedLinear(hp, rows, *packed, gh);
     } else {
       out::blasLinear(hp, w.data_ptr<float>(), bias.data_ptr<float>(), gh, rows, k, n);
     }
@@ -156,7 +152,7 @@ std::unique_ptr<Kernel> makeLstmStep(KernelBuildContext& b, bool small_gemm) {
   if (small_gemm && smallGemmServes(wt, bias)) step->packed = packLinear(wt, bias);
   step->blas = blasLinearApplies(at::empty({rows, k}, wt.options()), step->w, bias);
   std::string desc = "brisk LSTM step: ";
-  if (step->packed) desc += "small_gemm (<= 8 rows) / ";
+  if (step->packed) desc += std::string("small_gemm (") + out::smallGemmRowsText() + ") / ";
   desc += step->blas ? "sgemm_" : "ATen ops";
   desc += ", one loop over the gates";
   return makeKernel(desc, [step](KernelContext& ctx) { step->run(ctx); });

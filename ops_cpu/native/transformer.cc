@@ -2,7 +2,9 @@
 // _transformer_encoder_layer_fwd, _native_multi_head_attention, and the nested-tensor
 // conversions around them (_nested_tensor_from_mask, to_padded_tensor).
 //
-// Each kernel calls the ATen CPU implementation the dispatcher would pick
+// _transformer_encoder_layer_fwd with frozen weights runs its linear layers on brisk's
+// packed GEMM (encoder_layer_packed.h) while ops_cpu.small_gemm is on. Otherwise, and for
+// the other ops, each kernel calls the ATen CPU implementation the dispatcher would pick
 // (at::native::transformer_encoder_layer_forward, ...) directly: no boxing into an
 // IValue stack, no dispatcher hop, and the op's constant arguments (sizes, flags,
 // eps, frozen weights) read once at load. The computation is ATen's own on the same
@@ -17,6 +19,7 @@
 #include <ATen/ops/to_padded_tensor_native.h>
 
 #include "ops_cpu/native/common.h"
+#include "ops_cpu/native/encoder_layer_packed.h"
 
 namespace brisk::ops_cpu::native {
 namespace {
@@ -105,7 +108,7 @@ bool cpuOrNestedCpu(const at::Tensor& t) {
 //   bool use_gelu, bool norm_first, float eps, Tensor norm_weight_1, Tensor norm_bias_1,
 //   Tensor norm_weight_2, Tensor norm_bias_2, Tensor ffn_weight_1, Tensor ffn_bias_1,
 //   Tensor ffn_weight_2, Tensor ffn_bias_2, Tensor? mask=None, int? mask_type=None)
-std::unique_ptr<Kernel> encoderLayer(KernelBuildContext& b) {
+std::unique_ptr<Kernel> encoderLayer(KernelBuildContext& b, bool small_gemm) {
   const Node& n = b.node();
   if (n.inputs().size() != 20) return nullptr;
   auto embed_dim = constInt(n, 1), num_heads = constInt(n, 2);
@@ -118,10 +121,29 @@ std::unique_ptr<Kernel> encoderLayer(KernelBuildContext& b) {
   const int64_t e = *embed_dim, h = *num_heads;
   const bool gelu = *use_gelu, nf = *norm_first;
   const double ep = *eps;
+  // Frozen weights: the linear layers on the packed GEMM (encoder_layer_packed.h) for
+  // calls without a mask, unless ops_cpu.small_gemm is off. (The mask is a run-time
+  // value: nn.TransformerEncoder's own checks compute it, None when unmasked.)
+  std::shared_ptr<const PackedEncoderLayer> packed;
+  auto weight = [&](size_t i) {
+    return isConst(n, i) && constant(n, i).isTensor() ? constant(n, i).toTensor() : at::Tensor();
+  };
+  if (small_gemm) {
+    const EncoderLayerWeights w{weight(3),  weight(4),  weight(5),  weight(6),  weight(10), weight(11),
+                                weight(12), weight(13), weight(14), weight(15), weight(16), weight(17)};
+    if (auto l = PackedEncoderLayer::make(w, e, h, gelu, nf, ep))
+      packed = std::make_shared<const PackedEncoderLayer>(std::move(*l));
+  }
   return lambda(
-      [t, e, h, gelu, nf, ep, mask_type](KernelContext& ctx) {
+      [t, e, h, gelu, nf, ep, mask_type, packed](KernelContext& ctx) {
         at::AutoDispatchBelowADInplaceOrView below_autograd;
         const at::Tensor& src = t[0].get(ctx);
+        if (packed && !t[13].get(ctx).defined()) {
+          if (at::Tensor r = packed->run(src); r.defined()) {
+            ctx.output(0) = std::move(r);
+            return;
+          }
+        }
         const c10::optional<at::Tensor> mask = t[13].optional(ctx);
         bool direct = cpuOrNestedCpu(src) && (!mask || cpuOrNestedCpu(*mask));
         for (size_t i = 1; direct && i < 13; ++i) direct = t[i].get(ctx).defined() && cpuOrNestedCpu(t[i].get(ctx));
@@ -130,7 +152,9 @@ std::unique_ptr<Kernel> encoderLayer(KernelBuildContext& b) {
                            t[5].get(ctx), t[6].get(ctx), t[7].get(ctx), t[8].get(ctx), t[9].get(ctx), t[10].get(ctx),
                            t[11].get(ctx), t[12].get(ctx), mask, mask_type.get(ctx));
       },
-      "at::native::transformer_encoder_layer_forward");
+      packed ? "brisk packed GEMM for the linear layers + ATen's attention and layer norm / "
+               "at::native::transformer_encoder_layer_forward"
+             : "at::native::transformer_encoder_layer_forward");
 }
 
 // _native_multi_head_attention(Tensor query, Tensor key, Tensor value, int embed_dim,
@@ -234,7 +258,9 @@ std::unique_ptr<Kernel> scaledDotProductAttention(KernelBuildContext& b) {
 
 void registerTransformerKernels(PluginRegistrar& r) {
   r.native("aten::scaled_dot_product_attention", scaledDotProductAttention);
-  r.native("aten::_transformer_encoder_layer_fwd", encoderLayer);
+  const PluginOption<bool> small_gemm = out::declareSmallGemmOption(r);
+  r.native("aten::_transformer_encoder_layer_fwd",
+           [small_gemm](KernelBuildContext& b) { return encoderLayer(b, b.pluginOption(small_gemm)); });
   r.native("aten::_native_multi_head_attention", multiHeadAttention);
   r.native("aten::_nested_tensor_from_mask", nestedFromMask);
   r.native("aten::to_padded_tensor", toPadded);

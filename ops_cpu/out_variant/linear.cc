@@ -1,6 +1,6 @@
 // Matrix products: linear, addmm, mm, bmm, baddbmm, matmul.
 //
-// linear with a frozen fp32 weight and inputs of up to kSmallGemmMaxRows rows runs
+// linear with a frozen fp32 weight and inputs of the sizes smallGemmTakes() runs
 // brisk's own GEMM on a weight packed at load (small_gemm.h: why, and its order of
 // operations), unless the plugin option ops_cpu.small_gemm is off. Everything below describes the other
 // inputs, and every linear when it is off.
@@ -32,6 +32,7 @@
 #include "ops_cpu/out_variant/blas.h"
 #include "ops_cpu/out_variant/common.h"
 #include "ops_cpu/out_variant/linear_gemm.h"
+#include "ops_cpu/simd/cpu_features.h"
 #include "ops_cpu/simd/small_gemm.h"
 
 namespace brisk::ops_cpu::out {
@@ -158,27 +159,28 @@ PackedLinear packLinear(const at::Tensor& wt, const at::Tensor& bias) {
   return {packed, bias.defined() ? rowBias(bias, n) : at::Tensor(), k, n};
 }
 
+void packedLinear(const float* x, int64_t m, const PackedLinear& p, float* y) {
+  const float* wp = p.packed.data_ptr<float>();
+  const float* bp = p.bias.defined() ? p.bias.data_ptr<float>() : nullptr;
+  forPlanes(smallGemmPanels(p.n), m * p.k * kSmallGemmPanelCols,
+            [&](int64_t begin, int64_t end) { smallGemm(x, p.k, wp, bp, y, p.n, m, p.k, p.n, begin, end); });
+}
+
 namespace {
 
 // y = x W^T + b through the packed kernel; false (nothing written) when x is not a
-// contiguous fp32 tensor [..., K] of at most kSmallGemmMaxRows rows.
+// contiguous fp32 tensor [..., K] of a row count smallGemmTakes().
 bool runSmallGemm(KernelContext& ctx, const at::Tensor& x, const PackedLinear& p) {
   if (x.scalar_type() != at::kFloat || !isDenseCpu(x) || x.dim() < 1 || x.size(-1) != p.k || !x.is_contiguous())
     return false;
   int64_t m = 1;
   for (int64_t d = 0; d + 1 < x.dim(); ++d) m *= x.size(d);
-  if (m > kSmallGemmMaxRows) return false;
+  if (!smallGemmTakes(m, p.k, p.n)) return false;
   c10::SmallVector<int64_t, 6> out_sizes(x.sizes().begin(), x.sizes().end());
   out_sizes.back() = p.n;
   at::Tensor& y = sizedOut(ctx, out_sizes, x.options());
   if (m == 0 || p.n == 0) return true;
-  const float* xp = x.data_ptr<float>();
-  const float* wp = p.packed.data_ptr<float>();
-  const float* bp = p.bias.defined() ? p.bias.data_ptr<float>() : nullptr;
-  float* yp = y.data_ptr<float>();
-  // Weight panels split across intra-op threads (any split gives the same bits).
-  forPlanes(smallGemmPanels(p.n), m * p.k * kSmallGemmPanelCols,
-            [&](int64_t begin, int64_t end) { smallGemm(xp, p.k, wp, bp, yp, p.n, m, p.k, p.n, begin, end); });
+  packedLinear(x.data_ptr<float>(), m, p, y.data_ptr<float>());
   return true;
 }
 
@@ -200,8 +202,8 @@ std::unique_ptr<Kernel> linear(KernelBuildContext& b, bool small_gemm) {
     // given.
     PackedLinear p = packLinear(w.t(), bias);
     at::Tensor wt = w.t();
-    return makeKernel(bias.defined() ? "brisk small_gemm (<= 8 rows) / at::cpu::addmm_out(bias, x, W^T)"
-                                     : "brisk small_gemm (<= 8 rows) / at::cpu::mm_out(x, W^T)",
+    return makeKernel(std::string("brisk small_gemm (") + smallGemmRowsText() +
+                          (bias.defined() ? ") / at::cpu::addmm_out(bias, x, W^T)" : ") / at::cpu::mm_out(x, W^T)"),
                       [p, w, wt, bias](KernelContext& ctx) {
                         const at::Tensor& x = ctx.tensor(0);
                         if (!runSmallGemm(ctx, x, p)) runLinear(ctx, x, w, wt, bias);
@@ -255,7 +257,7 @@ std::unique_ptr<Kernel> constWeightMm(KernelBuildContext& b, bool small_gemm) {
   if (small_gemm && smallGemmServes(wt, bias)) packed = packLinear(wt, bias);
   std::string desc = kHasBias ? "sgemm_ / at::cpu::addmm_out(bias, x, mat2) (constant mat2)"
                               : "sgemm_ / at::cpu::mm_out(x, mat2) (constant mat2)";
-  if (packed) desc = "brisk small_gemm (<= 8 rows) / " + desc;
+  if (packed) desc = std::string("brisk small_gemm (") + smallGemmRowsText() + ") / " + desc;
   return makeKernel(desc, [packed, w, wt, bias](KernelContext& ctx) {
     const at::Tensor& x = ctx.tensor(kX);
     if (x.dim() != 2 || !isDenseCpu(x) || x.scalar_type() != at::kFloat) {
@@ -335,13 +337,21 @@ std::unique_ptr<Kernel> matmul(KernelBuildContext& b) {
 
 }  // namespace
 
+bool smallGemmTakes(int64_t m, int64_t k, int64_t n) {
+  if (cpuHasAvx512()) return m <= 8;
+  return m <= 256 || k * n < (int64_t{1} << 20);
+}
+const char* smallGemmRowsText() {
+  return cpuHasAvx512() ? "<= 8 rows" : "any rows; > 256 rows only for weights under 1M floats";
+}
+
 PluginOption<bool> declareSmallGemmOption(PluginRegistrar& r) {
   return r.option<bool>(
       "small_gemm", true,
-      "linear layers with frozen fp32 weights and inputs of up to 8 rows run brisk's own AVX2 kernel on a weight "
-      "packed at load instead of MKL's `sgemm_`: 1.3-3.8x faster at 1-8 rows (`bazel run "
-      "//tools/bench:kernel_bench`); results differ from ATen's in the last bits (fixed FMA order); off: ATen's "
-      "exact BLAS call");
+      "linear layers with frozen fp32 weights run brisk's own AVX2 kernel on a weight packed at load instead of "
+      "MKL's `sgemm_` (inputs of any row count on AVX2-only CPUs, up to 8 rows on AVX-512 ones): 1.1-3.8x faster "
+      "(`bazel run //tools/bench:kernel_bench`); results differ from ATen's in the last bits (fixed FMA order); "
+      "off: ATen's exact BLAS call");
 }
 
 void registerLinear(PluginRegistrar& r) {

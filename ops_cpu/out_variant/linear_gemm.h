@@ -10,9 +10,16 @@
 
 namespace brisk::ops_cpu::out {
 
-// Inputs of up to this many rows take the packed kernel, larger ones the BLAS (linear.cc
-// has the measurements behind it).
-constexpr int64_t kSmallGemmMaxRows = 8;
+// Whether an input of m rows against a packed K x N weight takes the packed kernel
+// (else the BLAS). Decided by instruction set and measured (one thread, Zen 3, against
+// MKL's sgemm_ as ATen calls it, tools/bench:kernel_bench). Where AVX2 is the widest:
+// 1.3-3.8x at 1-8 rows, 1.4-2x at 16, 1.1-1.2x at 64, and 1.0-2.3x at 512 rows except
+// for weights of a million floats and more, where MKL's blocking is 5% ahead past 256
+// rows, so those go to MKL. With AVX-512, whose wider BLAS and oneDNN kernels it was not
+// measured against: up to 8 rows.
+bool smallGemmTakes(int64_t m, int64_t k, int64_t n);
+// Which inputs smallGemmTakes, for kernel descriptions.
+const char* smallGemmRowsText();
 
 // A frozen linear layer in small_gemm's packed layout.
 struct PackedLinear {
@@ -31,6 +38,10 @@ bool smallGemmServes(const at::Tensor& wt, const at::Tensor& bias);
 
 // Packs W^T ([K, N]: linear's weight transposed, or addmm's mat2).
 PackedLinear packLinear(const at::Tensor& wt, const at::Tensor& bias);
+
+// y [m, p.n] = x [m, p.k] (rows contiguous) times the packed weight, plus its bias, on
+// the intra-op threads (split by weight panels: any split gives the same bits).
+void packedLinear(const float* x, int64_t m, const PackedLinear& p, float* y);
 
 // Whether blasLinear applies: fp32 contiguous operands, 1-D bias, and the shapes for
 // which ATen takes exactly that call.

@@ -12,4 +12,13 @@ inline bool cpuHasAvx2Fma() {
   return yes;
 }
 
+// AVX-512 (F): CPUs where the BLAS and oneDNN have wider kernels than brisk's AVX2 ones.
+inline bool cpuHasAvx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return yes;
+}
+
 }  // namespace brisk::ops_cpu::out

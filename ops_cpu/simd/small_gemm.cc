@@ -1,10 +1,9 @@
-// brisk's small-batch GEMM; see small_gemm.h for why and for the order of operations.
+// brisk's packed-weight GEMM; see small_gemm.h for why and for the order of operations.
 #include "ops_cpu/simd/small_gemm.h"
 
 #include <immintrin.h>
 
 #include <algorithm>
-#include <utility>
 
 #include "ops_cpu/simd/cpu_features.h"
 
@@ -16,30 +15,18 @@ namespace brisk::ops_cpu::out {
 
 bool smallGemmAvailable() { return cpuHasAvx2Fma(); }
 
-namespace {
-
-// A panel's row length: its columns rounded up to whole vectors.
-int64_t panelWidth(int64_t cols) { return (cols + 7) / 8 * 8; }
-
-}  // namespace
-
 int64_t smallGemmPanels(int64_t n) { return (n + kSmallGemmPanelCols - 1) / kSmallGemmPanelCols; }
 
-int64_t smallGemmPackedSize(int64_t k, int64_t n) {
-  if (n <= 0) return 0;
-  const int64_t full = (n - 1) / kSmallGemmPanelCols;  // every panel but the last is full
-  return k * (full * kSmallGemmPanelCols + panelWidth(n - full * kSmallGemmPanelCols));
-}
+int64_t smallGemmPackedSize(int64_t k, int64_t n) { return smallGemmPanels(n) * kSmallGemmPanelCols * k; }
 
 void smallGemmPack(const float* w, int64_t stride_k, int64_t stride_n, int64_t k, int64_t n, float* packed) {
   for (int64_t j = 0; j < n; j += kSmallGemmPanelCols) {
     const int64_t cols = std::min(kSmallGemmPanelCols, n - j);
-    const int64_t width = panelWidth(cols);
     float* panel = packed + j * k;
     for (int64_t kk = 0; kk < k; ++kk) {
-      float* row = panel + kk * width;
+      float* row = panel + kk * kSmallGemmPanelCols;
       for (int64_t c = 0; c < cols; ++c) row[c] = w[kk * stride_k + (j + c) * stride_n];
-      std::fill(row + cols, row + width, 0.0f);
+      std::fill(row + cols, row + kSmallGemmPanelCols, 0.0f);
     }
   }
 }
@@ -51,54 +38,58 @@ void smallGemmPack(const float* w, int64_t stride_k, int64_t stride_n, int64_t k
 namespace {
 
 constexpr int kLanes = 8;
-constexpr int kMaxRows = 4;
+constexpr int kPanelVectors = kSmallGemmPanelCols / kLanes;
+static_assert(kPanelVectors == 2);
 
-// Vectors of 8 columns per block for a block of R rows: R * V accumulators, V weight
-// vectors (shared by the rows) and a broadcast must fit the 16 ymm registers. One row
-// reads its weights straight into the FMAs, so it can afford 8 accumulators: enough
-// independent chains to hide the FMA latency. The block widths (64, 32, 16 and 16
-// columns) all divide the panel width, so only a panel's last block is ever partial.
-constexpr int vectorsFor(int rows) { return rows == 1 ? 8 : rows == 2 ? 4 : 2; }
-static_assert(kSmallGemmPanelCols % (vectorsFor(1) * kLanes) == 0);
+// Depth of one pass over a panel: its kDepthBlock x 16 floats (16 KB) stay in the
+// 32 KB L1 while every row block of the call reads them. A longer K runs in several
+// passes that keep the partial sums in y: each output's chain of fused multiply-adds is
+// the same, so the blocking does not change a bit.
+constexpr int64_t kDepthBlock = 256;
+// Rows per block of x within a depth pass: 128 x 256 floats (128 KB) stay in the L2
+// while every panel of the call reads them (only batches above 128 rows have several).
+constexpr int64_t kRowBlock = 128;
 
-// Lanes [0, n) set, for the last, partial vector of a block.
+// Lanes [0, n) set, for the last, partial vector of a panel.
 inline __m256i laneMask(int64_t n) {
   const __m256i idx = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), idx);
 }
 
-template <bool kPartial>
-inline __attribute__((always_inline)) __m256 load(const float* p, __m256i mask) {
-  if constexpr (kPartial) return _mm256_maskload_ps(p, mask);
-  return _mm256_loadu_ps(p);
-}
+// Where a tile's outputs go: `cols` real columns (the last vector may be partial),
+// whether this pass starts the sums (else they are read back from y) and whether it
+// ends them (then the bias is added).
+struct Tile {
+  float* y;
+  int64_t ldy;
+  const float* bias;  // at the tile's first column; null: none
+  int64_t cols;
+  bool first, last;
+};
 
-template <bool kPartial>
-inline __attribute__((always_inline)) void store(float* p, __m256i mask, __m256 v) {
-  if constexpr (kPartial)
-    _mm256_maskstore_ps(p, mask, v);
-  else
-    _mm256_storeu_ps(p, v);
-}
-
-// R rows x V vectors of outputs from a panel of row stride `ldw`. The panel is padded
-// to whole vectors, so weights load in full; when kPartial only the first `last_lanes`
-// lanes of the last vector are real columns: the bias load and the stores skip the rest.
-template <int R, int V, bool kPartial>
-void block(const float* x, int64_t ldx, const float* w, int64_t ldw, const float* bias, float* y, int64_t ldy,
-           int64_t k, int64_t last_lanes) {
-  const __m256i mask = laneMask(last_lanes);
+// R rows x P panels of outputs (R * P * 2 accumulators) over depths [0, k) of the
+// panels at `w` (panel p at w + p * panel_stride, row kk at + kk * 16) and of the rows
+// of x (row r at x + r * ldx).
+template <int R, int P>
+void tile(const float* x, int64_t ldx, const float* w, int64_t panel_stride, int64_t k, const Tile& t) {
+  constexpr int V = P * kPanelVectors;
+  const int64_t full = t.cols / kLanes;  // vectors with every lane real
+  const __m256i mask = laneMask(t.cols - full * kLanes);
   __m256 acc[R][V];
-#pragma GCC unroll 4
+#pragma GCC unroll 6
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
+    for (int v = 0; v < V; ++v) {
+      float* yv = t.y + r * t.ldy + v * kLanes;
+      acc[r][v] = t.first ? _mm256_setzero_ps()
+                          : v < full ? _mm256_loadu_ps(yv) : v == full ? _mm256_maskload_ps(yv, mask) : _mm256_setzero_ps();
+    }
   for (int64_t kk = 0; kk < k; ++kk) {
-    const float* wk = w + kk * ldw;
     __m256 wv[V];
 #pragma GCC unroll 8
-    for (int v = 0; v < V; ++v) wv[v] = _mm256_loadu_ps(wk + v * kLanes);
-#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      wv[v] = _mm256_loadu_ps(w + (v / kPanelVectors) * panel_stride + kk * kSmallGemmPanelCols + (v % kPanelVectors) * kLanes);
+#pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const __m256 xb = _mm256_broadcast_ss(x + r * ldx + kk);
 #pragma GCC unroll 8
@@ -107,44 +98,51 @@ void block(const float* x, int64_t ldx, const float* w, int64_t ldw, const float
   }
 #pragma GCC unroll 8
   for (int v = 0; v < V; ++v) {
-    const bool partial = kPartial && v == V - 1;
+    if (v > full || (v == full && t.cols == full * kLanes)) break;  // past the last column
+    const bool partial = v == full;
     __m256 b = _mm256_setzero_ps();
-    if (bias) b = partial ? load<true>(bias + v * kLanes, mask) : load<false>(bias + v * kLanes, mask);
-#pragma GCC unroll 4
+    const bool add_bias = t.last && t.bias;
+    if (add_bias) b = partial ? _mm256_maskload_ps(t.bias + v * kLanes, mask) : _mm256_loadu_ps(t.bias + v * kLanes);
+#pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
-      const __m256 out = bias ? _mm256_add_ps(acc[r][v], b) : acc[r][v];
+      const __m256 out = add_bias ? _mm256_add_ps(acc[r][v], b) : acc[r][v];
+      float* yv = t.y + r * t.ldy + v * kLanes;
       if (partial)
-        store<true>(y + r * ldy + v * kLanes, mask, out);
+        _mm256_maskstore_ps(yv, mask, out);
       else
-        store<false>(y + r * ldy + v * kLanes, mask, out);
+        _mm256_storeu_ps(yv, out);
     }
   }
 }
 
-// Runs block<R, vectors, partial>: the row's last block may need fewer vectors than
-// vectorsFor(R).
-template <int R, int V = 1>
-void blockOf(int64_t vectors, bool partial, const float* x, int64_t ldx, const float* w, int64_t ldw, const float* bias,
-             float* y, int64_t ldy, int64_t k, int64_t last_lanes) {
-  if constexpr (V < vectorsFor(R)) {
-    if (vectors > V) return blockOf<R, V + 1>(vectors, partial, x, ldx, w, ldw, bias, y, ldy, k, last_lanes);
-  }
-  if (partial)
-    block<R, V, true>(x, ldx, w, ldw, bias, y, ldy, k, last_lanes);
-  else
-    block<R, V, false>(x, ldx, w, ldw, bias, y, ldy, k, last_lanes);
+constexpr int64_t kMaxTileRows = 6;
+
+// Rows of the next tile when `left` rows remain: 6 while that leaves no lone row or
+// pair behind (a 1- or 2-row tile over one panel keeps too few chains busy), so 7 and 8
+// rows run as 4 + 3 and 4 + 4.
+int64_t tileRows(int64_t left) { return left == 7 || left == 8 ? 4 : std::min(kMaxTileRows, left); }
+
+// Panels per tile: one or two rows need several panels for enough independent chains of
+// fused multiply-adds to hide their latency; more rows fill the registers with one.
+int64_t panelsPerTile(int64_t m, int64_t panels_left) {
+  const int64_t want = m == 1 ? 4 : m == 2 ? 2 : 1;
+  return want == 4 && panels_left < 4 ? std::min<int64_t>(panels_left, 2) : std::min(want, panels_left);
 }
 
-// Columns [0, cols) of one panel (row stride `width`) for R consecutive rows.
-template <int R>
-void rowBlock(const float* x, int64_t ldx, const float* panel, int64_t width, const float* bias, float* y, int64_t ldy,
-              int64_t k, int64_t cols) {
-  constexpr int64_t kBlockCols = int64_t{vectorsFor(R)} * kLanes;
-  for (int64_t j = 0; j < cols; j += kBlockCols) {
-    const int64_t n = std::min(kBlockCols, cols - j);
-    const int64_t vectors = (n + kLanes - 1) / kLanes;
-    const int64_t last = n - (vectors - 1) * kLanes;
-    blockOf<R>(vectors, last != kLanes, x, ldx, panel + j, width, bias ? bias + j : nullptr, y + j, ldy, k, last);
+// tile<rows, panels> for rows in [1, 6] and the panel counts panelsPerTile picks: R * P
+// * 2 accumulators, the panel vectors and a broadcast fit the 16 ymm registers.
+void runTile(int64_t rows, int64_t panels, const float* x, int64_t ldx, const float* w, int64_t panel_stride,
+             int64_t k, const Tile& t) {
+  switch (rows * 8 + panels) {
+    case 1 * 8 + 4: return tile<1, 4>(x, ldx, w, panel_stride, k, t);
+    case 1 * 8 + 2: return tile<1, 2>(x, ldx, w, panel_stride, k, t);
+    case 1 * 8 + 1: return tile<1, 1>(x, ldx, w, panel_stride, k, t);
+    case 2 * 8 + 2: return tile<2, 2>(x, ldx, w, panel_stride, k, t);
+    case 2 * 8 + 1: return tile<2, 1>(x, ldx, w, panel_stride, k, t);
+    case 3 * 8 + 1: return tile<3, 1>(x, ldx, w, panel_stride, k, t);
+    case 4 * 8 + 1: return tile<4, 1>(x, ldx, w, panel_stride, k, t);
+    case 5 * 8 + 1: return tile<5, 1>(x, ldx, w, panel_stride, k, t);
+    default: return tile<6, 1>(x, ldx, w, panel_stride, k, t);
   }
 }
 
@@ -152,30 +150,31 @@ void rowBlock(const float* x, int64_t ldx, const float* panel, int64_t width, co
 
 void smallGemm(const float* x, int64_t ldx, const float* packed, const float* bias, float* y, int64_t ldy, int64_t m,
                int64_t k, int64_t n, int64_t panel_begin, int64_t panel_end) {
-  for (int64_t p = panel_begin; p < panel_end; ++p) {
-    const int64_t j = p * kSmallGemmPanelCols;
-    const int64_t cols = std::min(kSmallGemmPanelCols, n - j);
-    const int64_t width = panelWidth(cols);
-    const float* panel = packed + j * k;  // earlier panels are full: k x 64 each
-    const float* bj = bias ? bias + j : nullptr;
-    // Every row block runs over this panel before the next panel: the panel is read
-    // from memory once and from cache by the other row blocks.
-    for (int64_t i = 0; i < m; i += kMaxRows) {
-      const float* xi = x + i * ldx;
-      float* yi = y + i * ldy + j;
-      switch (std::min<int64_t>(kMaxRows, m - i)) {
-        case 1:
-          rowBlock<1>(xi, ldx, panel, width, bj, yi, ldy, k, cols);
-          break;
-        case 2:
-          rowBlock<2>(xi, ldx, panel, width, bj, yi, ldy, k, cols);
-          break;
-        case 3:
-          rowBlock<3>(xi, ldx, panel, width, bj, yi, ldy, k, cols);
-          break;
-        default:
-          rowBlock<4>(xi, ldx, panel, width, bj, yi, ldy, k, cols);
-          break;
+  const int64_t panel_stride = kSmallGemmPanelCols * k;
+  if (k == 0) {  // no depth: each output is +0, plus the bias
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = panel_begin * kSmallGemmPanelCols; j < std::min(n, panel_end * kSmallGemmPanelCols); ++j)
+        y[i * ldy + j] = bias ? 0.0f + bias[j] : 0.0f;
+    return;
+  }
+  for (int64_t k0 = 0; k0 < k; k0 += kDepthBlock) {
+    const int64_t depth = std::min(kDepthBlock, k - k0);
+    for (int64_t i0 = 0; i0 < m; i0 += kRowBlock) {
+      const int64_t i_end = std::min(m, i0 + kRowBlock);
+      for (int64_t p = panel_begin; p < panel_end;) {
+        const int64_t panels = panelsPerTile(m, panel_end - p);
+        const int64_t j = p * kSmallGemmPanelCols;
+        const int64_t cols = std::min(n - j, panels * kSmallGemmPanelCols);
+        const float* w = packed + p * panel_stride + k0 * kSmallGemmPanelCols;
+        // Every row tile of this block reads these panels' weights from L1; the rows
+        // of x come from L2.
+        for (int64_t i = i0; i < i_end;) {
+          const int64_t rows = tileRows(i_end - i);
+          const Tile t{y + i * ldy + j, ldy, bias ? bias + j : nullptr, cols, k0 == 0, k0 + depth == k};
+          runTile(rows, panels, x + i * ldx + k0, ldx, w, panel_stride, depth, t);
+          i += rows;
+        }
+        p += panels;
       }
     }
   }

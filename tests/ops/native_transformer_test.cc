@@ -1,10 +1,13 @@
 // ops_cpu native kernels for the fused transformer ops (ops_cpu/native/transformer.cc):
 // direct calls of ATen's CPU implementations on the same operands, so results are
 // bit-identical to the interpreter's on any CPU (zero tolerance: the arithmetic is ATen's
-// own, call for call), for batch/sequence shapes that grow between sets.
+// own, call for call), for batch/sequence shapes that grow between sets; except an
+// encoder layer with frozen weights, whose linear layers run on brisk's packed GEMM
+// while ops_cpu.small_gemm is on (compared with a tolerance).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "core/executor/module.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -57,33 +60,71 @@ TEST(NativeTransformer, EncoderLayerBitExact) {
   }
 }
 
-// Frozen weights (constants, as in a loaded model), read once at load: the kernel hands
-// ATen the weights as stored, so the GEMMs inside are the interpreter's own calls.
+// One encoder layer whose weights are constants, as in a loaded model.
+std::string frozenEncoderLayerIR(bool gelu, bool norm_first) {
+  return "graph(%src : Tensor):\n" + constTensorIR("qw", {3 * kE, kE}) + constTensorIR("qb", {3 * kE}) +
+         constTensorIR("pw", {kE, kE}) + constTensorIR("pb", {kE}) + constTensorIR("n1w", {kE}) +
+         constTensorIR("n1b", {kE}) + constTensorIR("n2w", {kE}) + constTensorIR("n2b", {kE}) +
+         constTensorIR("f1w", {kFF, kE}) + constTensorIR("f1b", {kFF}) + constTensorIR("f2w", {kE, kFF}) +
+         constTensorIR("f2b", {kE}) +
+         "  %E : int = prim::Constant[value=16]()\n"
+         "  %H : int = prim::Constant[value=4]()\n"
+         "  %g : bool = prim::Constant[value=" +
+         (gelu ? "1" : "0") +
+         "]()\n"
+         "  %nf : bool = prim::Constant[value=" +
+         (norm_first ? "1" : "0") +
+         "]()\n"
+         "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
+         "  %none : NoneType = prim::Constant()\n"
+         "  %y : Tensor = aten::_transformer_encoder_layer_fwd(%src, %E, %H, %qw, %qb, %pw, %pb, %g, %nf, %eps, "
+         "%n1w, %n1b, %n2w, %n2b, %f1w, %f1b, %f2w, %f2b, %none, %none)\n"
+         "  return (%y)\n";
+}
+
+Options smallGemm(bool on) {
+  Options o;
+  o.plugin_options["ops_cpu.small_gemm"] = on;
+  return o;
+}
+
+// With ops_cpu.small_gemm off the kernel hands ATen the weights as stored, so the GEMMs
+// inside are the interpreter's own calls.
 TEST(NativeTransformer, EncoderLayerFrozenWeightsBitExact) {
   for (bool norm_first : {false, true}) {
     SCOPED_TRACE(std::string("norm_first=") + (norm_first ? "1" : "0"));
-    OpTester("graph(%src : Tensor):\n" + constTensorIR("qw", {3 * kE, kE}) + constTensorIR("qb", {3 * kE}) +
-             constTensorIR("pw", {kE, kE}) + constTensorIR("pb", {kE}) + constTensorIR("n1w", {kE}) +
-             constTensorIR("n1b", {kE}) + constTensorIR("n2w", {kE}) + constTensorIR("n2b", {kE}) +
-             constTensorIR("f1w", {kFF, kE}) + constTensorIR("f1b", {kFF}) + constTensorIR("f2w", {kE, kFF}) +
-             constTensorIR("f2b", {kE}) +
-             "  %E : int = prim::Constant[value=16]()\n"
-             "  %H : int = prim::Constant[value=4]()\n"
-             "  %f : bool = prim::Constant[value=0]()\n"
-             "  %nf : bool = prim::Constant[value=" +
-             (norm_first ? "1" : "0") +
-             "]()\n"
-             "  %eps : float = prim::Constant[value=1.0000000000000001e-05]()\n"
-             "  %none : NoneType = prim::Constant()\n"
-             "  %y : Tensor = aten::_transformer_encoder_layer_fwd(%src, %E, %H, %qw, %qb, %pw, %pb, %f, %nf, %eps, "
-             "%n1w, %n1b, %n2w, %n2b, %f1w, %f1b, %f2w, %f2b, %none, %none)\n"
-             "  return (%y)\n")
+    OpTester(frozenEncoderLayerIR(false, norm_first))
+        .options(smallGemm(false))
         .inputs({at::randn({1, 8, kE})})
         .inputs({at::randn({3, 12, kE})})
         .tolerance(Tolerance{0, 0, 0})
         .expectKernel("aten::_transformer_encoder_layer_fwd", kNative)
         .run();
   }
+}
+
+// With it on (the default) the four linear layers run on the packed GEMM
+// (encoder_layer_packed.h): ATen's result up to the GEMM's rounding, for relu and gelu,
+// both norm orders and shapes that grow between calls.
+TEST(NativeTransformer, EncoderLayerFrozenWeightsOnPackedGemm) {
+  for (bool gelu : {false, true}) {
+    for (bool norm_first : {false, true}) {
+      SCOPED_TRACE(std::string("gelu=") + (gelu ? "1" : "0") + " norm_first=" + (norm_first ? "1" : "0"));
+      OpTester(frozenEncoderLayerIR(gelu, norm_first))
+          .inputs({at::randn({1, 8, kE})})
+          .inputs({at::randn({3, 12, kE})})
+          .inputs({at::randn({2, 40, kE})})
+          .tolerance(Tolerance{1e-4, 1e-4})
+          .expectKernel("aten::_transformer_encoder_layer_fwd", kNative)
+          .run();
+    }
+  }
+  // The kernel says which path it took.
+  auto m = Module::fromIR(frozenEncoderLayerIR(false, false), smallGemm(true), "layer");
+  bool packed = false;
+  for (const NodeKernelInfo& k : m->kernelReport())
+    packed = packed || (k.op == "aten::_transformer_encoder_layer_fwd" && k.detail.find("packed GEMM") != std::string::npos);
+  EXPECT_TRUE(packed);
 }
 
 TEST(NativeTransformer, MultiHeadAttentionFrozenWeightsBitExact) {

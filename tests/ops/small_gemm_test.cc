@@ -1,7 +1,7 @@
-// brisk's small-batch GEMM (ops_cpu/simd/small_gemm.h) on its own: every result must be
-// the documented order of operations bit for bit (a +0 start, one fused multiply-add
-// per k in ascending order, then the bias), whatever the shape, strides, panel split or
-// block a column falls into; nothing outside the output is written.
+// brisk's packed-weight GEMM (ops_cpu/simd/small_gemm.h) on its own: every result must
+// be the documented order of operations bit for bit (a +0 start, one fused multiply-add
+// per k in ascending order, then the bias), whatever the shape, strides, panel split,
+// tile a row or column falls into, or depth pass; nothing outside the output is written.
 #include "ops_cpu/simd/small_gemm.h"
 
 #include <gtest/gtest.h>
@@ -86,13 +86,20 @@ class SmallGemm : public ::testing::Test {
   std::mt19937 g_{20261121};
 };
 
-// Rows 1-9 (every row-block size and a second block), columns across full and partial
-// vectors, blocks and panels (N = 1 .. 200), depths including 0 and 1.
+// Rows 1-9 and 12-14 (every tile height, and the 4 + 3 / 4 + 4 splits of 7 and 8 rows
+// after a 6-row tile), columns across full and partial vectors, multi-panel tiles and
+// panels (N = 1 .. 200), depths including 0, 1 and past one depth pass (256).
 TEST_F(SmallGemm, EveryShapeIsTheDocumentedOrder) {
-  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9})
-    for (int64_t k : {0, 1, 3, 64, 129})
+  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14})
+    for (int64_t k : {0, 1, 3, 64, 129, 257})
       for (int64_t n : {1, 2, 7, 8, 9, 15, 16, 17, 24, 31, 33, 63, 64, 65, 100, 128, 200})
         for (bool bias : {true, false}) check({m, k, n, bias}, g_);
+}
+
+// A linear layer's size at a batch of 64: several depth passes and row tiles.
+TEST_F(SmallGemm, BatchSizedShapes) {
+  check({64, 600, 70, true}, g_);
+  check({67, 513, 40, false}, g_, {1});
 }
 
 TEST_F(SmallGemm, StridedRowsLeavePaddingAlone) {
@@ -118,8 +125,8 @@ TEST_F(SmallGemm, PackReadsAnyStrides) {
   smallGemmPack(w_nk.data(), 1, k, k, n, a.data());
   smallGemmPack(w_kn.data(), n, 1, k, n, b.data());
   EXPECT_EQ(a, b);
-  // 64 full columns, then 6 padded to 8 with zeros.
-  EXPECT_EQ(static_cast<int64_t>(a.size()), k * 64 + k * 8);
+  // Four panels of 16 columns, then 6 padded to 16 with zeros.
+  EXPECT_EQ(static_cast<int64_t>(a.size()), k * 80);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // `bazel run //tools/bench:kernel_bench`: brisk's hand-written CPU kernels against the
 // path torch itself takes for the same work, one thread, same inputs, same process:
-//   small_gemm      linear at 1-8 rows on a packed weight  vs  MKL's sgemm_ as ATen
+//   small_gemm      linear at 1-512 rows, packed weight    vs  MKL's sgemm_ as ATen
 //                   calls it for addmm(bias, x, w.t()) (and at::addmm, with its per-call
 //                   work)
 //   depthwise_nchw  3x3 depthwise conv, NCHW                vs  at::conv2d (oneDNN)
@@ -73,7 +73,7 @@ void benchSmallGemm() {
     at::Tensor w = at::randn({n, k}), bias = at::randn({n});
     at::Tensor packed = at::empty({o::smallGemmPackedSize(k, n)});
     o::smallGemmPack(w.data_ptr<float>(), w.stride(1), w.stride(0), k, n, packed.data_ptr<float>());
-    for (int64_t m : {1, 2, 4, 8}) {
+    for (int64_t m : {1, 2, 4, 8, 16, 64, 512}) {
       at::Tensor x = at::randn({m, k}), y = at::empty({m, n}), y_ref = at::empty({m, n});
       const int64_t panels = o::smallGemmPanels(n);
       auto brisk = [&] {
