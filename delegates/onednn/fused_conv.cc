@@ -49,12 +49,18 @@ struct ConvPlan {
   dnnl::memory::desc src, dst;
   std::optional<dnnl::memory::desc> other;  // the residual add's operand
   size_t scratch_bytes = 0;
+  // Layout conversions at the partition's edges: oneDNN's reorders run 2-3x faster than
+  // ATen's contiguous(channels_last) on these shapes (a 3-channel 224x224 image, b8:
+  // 326 vs 856 us on Zen 3).
+  dnnl::memory::desc nchw_src, nchw_dst;
+  dnnl::reorder to_nhwc;    // an NCHW-contiguous input
+  dnnl::reorder from_nhwc;  // the result, when a reader needs NCHW
 };
 
 // A Runtime's memory objects for one plan: rebound to the call's tensors each call.
 struct BoundPlan {
   const ConvPlan* plan = nullptr;
-  dnnl::memory src, dst, other, scratch;
+  dnnl::memory src, dst, other, scratch, nchw_src, nchw_dst;
 };
 
 struct ConvState final : DnnlState {
@@ -125,14 +131,25 @@ class FusedConv final : public CompiledPartition {
     size_t slot = 0;
     const ConvPlan& p = plans_->get(x0.sizes(), st.overflow, &slot);
     if (!p.ok) return false;
-    const at::Tensor x = x0.is_contiguous(at::MemoryFormat::ChannelsLast) ? x0 : x0.contiguous(at::MemoryFormat::ChannelsLast);
-
     BoundPlan& b = st.bound[slot];
     if (b.plan != &p || slot == ShapeCache<ConvPlan>::kSlots) bind(b, p);
+    at::Tensor x;
+    if (x0.is_contiguous(at::MemoryFormat::ChannelsLast)) {
+      x = x0;
+      b.src.set_data_handle(x.data_ptr());
+    } else if (x0.is_contiguous()) {
+      x = at::empty(x0.sizes(), x0.options().memory_format(at::MemoryFormat::ChannelsLast));
+      b.src.set_data_handle(x.data_ptr());
+      b.nchw_src.set_data_handle(x0.data_ptr());
+      const dnnl_exec_arg_t r[] = {{DNNL_ARG_FROM, b.nchw_src.get()}, {DNNL_ARG_TO, b.src.get()}};
+      st.execute(p.to_nhwc, r, 2);
+    } else {
+      x = x0.contiguous(at::MemoryFormat::ChannelsLast);
+      b.src.set_data_handle(x.data_ptr());
+    }
     at::Tensor y = at::empty({x.size(0), out_channels_, oh, ow}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
 
-    b.src.set_data_handle(x.data_ptr());
     b.dst.set_data_handle(y.data_ptr());
     dnnl_exec_arg_t args[6];
     int n = 0;
@@ -149,7 +166,15 @@ class FusedConv final : public CompiledPartition {
       args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, b.other.get()};
     }
     st.execute(p.prim, args, n);
-    ctx.output(0) = nhwc_output_ ? std::move(y) : y.contiguous();
+    if (nhwc_output_) {
+      ctx.output(0) = std::move(y);
+    } else {
+      at::Tensor nchw = at::empty(y.sizes(), y.options().memory_format(at::MemoryFormat::Contiguous));
+      b.nchw_dst.set_data_handle(nchw.data_ptr());
+      const dnnl_exec_arg_t r[] = {{DNNL_ARG_FROM, b.dst.get()}, {DNNL_ARG_TO, b.nchw_dst.get()}};
+      st.execute(p.from_nhwc, r, 2);
+      ctx.output(0) = std::move(nchw);
+    }
     return true;
   }
 
@@ -180,6 +205,8 @@ class FusedConv final : public CompiledPartition {
     b.plan = &p;
     b.src = unboundMemory(p.src);
     b.dst = unboundMemory(p.dst);
+    b.nchw_src = unboundMemory(p.nchw_src);
+    b.nchw_dst = unboundMemory(p.nchw_dst);
     if (p.other) b.other = unboundMemory(*p.other);
     if (p.scratch_bytes)
       b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
@@ -194,6 +221,10 @@ class FusedConv final : public CompiledPartition {
                                    : dims{out_channels_, in_channels_, kh_, kw_};
     p->src = dnnl::memory::desc(src, f32, tag::nhwc);
     p->dst = dnnl::memory::desc(dst, f32, tag::nhwc);
+    p->nchw_src = dnnl::memory::desc(src, f32, tag::nchw);
+    p->nchw_dst = dnnl::memory::desc(dst, f32, tag::nchw);
+    p->to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->nchw_src, cpuEngine(), p->src));
+    p->from_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), p->nchw_dst));
     dnnl::post_ops ops;
     if (other_input_ >= 0) {
       p->other = p->dst;

@@ -64,6 +64,20 @@ TEST(OneDnnFusion, ConvActivations) {
   }
 }
 
+// The partition converts an NCHW input with oneDNN's reorder, takes a channels-last one
+// as it is and any other strides through ATen's copy; a result read by an op that needs
+// NCHW (neg here) is converted back.
+TEST(OneDnnFusion, ConvInputsOfAnyLayout) {
+  for (const char* tail : {"  %out : Tensor = aten::relu(%y)\n", "  %out : Tensor = aten::neg(%y)\n"}) {
+    SCOPED_TRACE(tail);
+    expectPartition(std::move(OpTester(convIR(8, 4, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1, tail))
+                                  .inputs({at::randn({2, 4, 9, 9})})
+                                  .inputs({at::randn({2, 4, 9, 9}).contiguous(at::MemoryFormat::ChannelsLast)})
+                                  .inputs({at::randn({2, 4, 9, 9}).transpose(2, 3)})
+                                  .inputs({at::randn({2, 9, 4, 9}).transpose(1, 2)})));
+  }
+}
+
 TEST(OneDnnFusion, ConvGeometries) {
   const std::string relu = "  %out : Tensor = aten::relu(%y)\n";
   // 1x1, strided, dilated, grouped, depthwise, asymmetric padding.
