@@ -70,6 +70,41 @@ TEST(Concurrency, EightThreadsWithParallelExecutor) {
   hammer("inception_nofork", o, 8, 50);
 }
 
+// The onednn backend builds a convolution's primitive on the first call with each input
+// shape and keeps 4 shapes (delegates/onednn/shape_cache.h): 8 callers that start
+// together on 6 shapes nobody has run yet race to build the same plans and go past the
+// kept ones (those build per call). Every output must match brisk's own kernels.
+TEST(Concurrency, ConvPartitionsMeetNewShapesTogether) {
+  Options o;
+  o.inter_op_threads = 2;
+  auto m = Module::load(zooModel("inception_nofork"), o);
+  Options plain = o;
+  plain.use_delegates = false;
+  auto reference = Module::load(zooModel("inception_nofork"), plain);
+  ASSERT_GT(m->stats().kernels_by_kind[static_cast<size_t>(KernelKind::kDelegate)], 0u);
+  std::vector<at::Tensor> inputs;
+  std::vector<at::Tensor> expected;
+  for (int64_t side : {28, 20, 16, 12, 30, 24}) {
+    inputs.push_back(at::randn({1, 64, side, side}));
+    expected.push_back(reference->run({inputs.back()}).toTensor());
+  }
+  constexpr int kThreads = 8, kRuns = 12;
+  std::atomic<int> ready{0}, bad{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < kThreads; ++t)
+    callers.emplace_back([&, t] {
+      ++ready;
+      while (ready.load() < kThreads) std::this_thread::yield();
+      for (int i = 0; i < kRuns; ++i) {
+        const size_t k = (t + i) % inputs.size();
+        const at::Tensor out = m->run({inputs[k]}).toTensor();
+        if (!at::allclose(out, expected[k], 1e-4, 1e-4)) ++bad;
+      }
+    });
+  for (auto& th : callers) th.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
 // `threads` callers that start together (none runs before all exist), each calling
 // m.run `runs` times.
 void runTogether(const Module& m, const ModelInputs& in, int threads, int runs) {
