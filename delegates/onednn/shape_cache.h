@@ -39,13 +39,11 @@ class ShapeCache {
   // which the caller owns, and is rebuilt on the next such call).
   const T& get(c10::IntArrayRef sizes, std::unique_ptr<const T>& overflow, size_t* slot) const {
     size_t n = published_.load(std::memory_order_acquire);
-    for (size_t i = 0; i < n; ++i)
-      if (matches(slots_[i], sizes)) return *(*slot = i, slots_[i].entry);
+    if (const T* e = find(sizes, n, slot)) return *e;
     if (sizes.size() <= kMaxDims) {
       std::lock_guard<std::mutex> lock(mu_);
       n = published_.load(std::memory_order_relaxed);
-      for (size_t i = 0; i < n; ++i)
-        if (matches(slots_[i], sizes)) return *(*slot = i, slots_[i].entry);
+      if (const T* e = find(sizes, n, slot)) return *e;  // another Runtime built it meanwhile
       if (n < kSlots) {
         Slot& s = slots_[n];
         s.entry = build_(sizes);
@@ -69,6 +67,15 @@ class ShapeCache {
     size_t dims = 0;
     std::unique_ptr<const T> entry;
   };
+  // The entry for `sizes` among the first n slots, its index in *slot; null when none.
+  const T* find(c10::IntArrayRef sizes, size_t n, size_t* slot) const {
+    for (size_t i = 0; i < n; ++i)
+      if (matches(slots_[i], sizes)) {
+        *slot = i;
+        return slots_[i].entry.get();
+      }
+    return nullptr;
+  }
   static bool matches(const Slot& s, c10::IntArrayRef sizes) {
     if (s.dims != sizes.size()) return false;
     for (size_t i = 0; i < s.dims; ++i)
