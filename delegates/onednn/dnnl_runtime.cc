@@ -36,7 +36,12 @@ void DnnlState::execute(const dnnl::primitive& p, const dnnl_exec_arg_t* args, i
     threads_ = threads;
   }
   dnnl_status_t status = dnnl_success;
-  arena_->execute([&] { status = dnnl_primitive_execute(p.get(), stream_.get(), nargs, args); });
+  // A CPU stream in order runs the primitive in this call; the wait makes "done when
+  // execute returns" a guarantee rather than a property of the runtime.
+  arena_->execute([&] {
+    status = dnnl_primitive_execute(p.get(), stream_.get(), nargs, args);
+    if (status == dnnl_success) status = dnnl_stream_wait(stream_.get());
+  });
   if (status != dnnl_success)
     throw std::runtime_error("oneDNN primitive failed (dnnl_status " + std::to_string(static_cast<int>(status)) + ")");
 }
