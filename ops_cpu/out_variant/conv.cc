@@ -39,7 +39,6 @@ c10::optional<at::Tensor> optionalTensor(const c10::IValue& v) {
 
 // --- conv ------------------------------------------------------------------------------
 
-const char* const kConvProviders = "depthwise: direct NCHW (float) | at::native::_convolution";
 
 struct ConvArgs {
   std::vector<int64_t> stride, padding, dilation, output_padding;
@@ -52,6 +51,13 @@ struct ConvArgs {
   bool explicit_flags = false;
   bool benchmark = false, deterministic = false, cudnn_enabled = true, allow_tf32 = true;
 };
+
+// What `brisk inspect` says serves the node: the direct depthwise path can only apply
+// to a grouped convolution (groups == channels), so an ungrouped one names ATen alone.
+const char* convProviders(const ConvArgs& a) {
+  return a.groups > 1 && !a.transposed ? "depthwise: direct NCHW (float) | at::native::_convolution"
+                                       : "at::native::_convolution";
+}
 
 // The bias: the constant read at load, or input 2 (held in `storage`).
 const c10::optional<at::Tensor>& biasOf(const ConvArgs& a, KernelContext& ctx, c10::optional<at::Tensor>& storage) {
@@ -239,8 +245,9 @@ std::unique_ptr<Kernel> conv2d(KernelBuildContext& b) {
   a.groups = *groups;
   if (a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return nullptr;
   if (!readBias(b, a)) return nullptr;
+  const char* providers = convProviders(a);
   return makeKernel(
-      kConvProviders,
+      providers,
       [a = std::move(a)](KernelContext& ctx) {
         const at::Tensor& x = ctx.tensor(0);
         if (x.dim() != 4 || !isDenseCpu(x)) {  // unbatched (3-D) inputs: conv2d's own handling
@@ -259,8 +266,9 @@ std::unique_ptr<Kernel> conv2d(KernelBuildContext& b) {
 // for large outputs, else ATen's _convolution under an OutputCapture.
 std::unique_ptr<Kernel> convKernel(KernelBuildContext& b, ConvArgs a) {
   if (!readBias(b, a)) return nullptr;
+  const char* providers = convProviders(a);
   return makeKernel(
-      kConvProviders,
+      providers,
       [a = std::move(a)](KernelContext& ctx) {
         if (!depthwiseDirect(a, ctx) && !perSampleConv(a, ctx)) ctx.output(0) = runConv(a, ctx);
       },
