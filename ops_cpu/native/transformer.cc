@@ -40,6 +40,8 @@ class TensorArg {
     const c10::IValue& v = ctx.input(index_);
     return v.isTensor() ? v.toTensor() : undefined();
   }
+  // The constant read at load; undefined when the argument is a run-time value or None.
+  const at::Tensor& frozen() const { return is_const_ ? value_ : undefined(); }
   c10::optional<at::Tensor> optional(const KernelContext& ctx) const {
     const at::Tensor& t = get(ctx);
     return t.defined() ? c10::optional<at::Tensor>(t) : c10::nullopt;
@@ -125,12 +127,10 @@ std::unique_ptr<Kernel> encoderLayer(KernelBuildContext& b, bool small_gemm) {
   // calls without a mask, unless ops_cpu.small_gemm is off. (The mask is a run-time
   // value: nn.TransformerEncoder's own checks compute it, None when unmasked.)
   std::shared_ptr<const PackedEncoderLayer> packed;
-  auto weight = [&](size_t i) {
-    return isConst(n, i) && constant(n, i).isTensor() ? constant(n, i).toTensor() : at::Tensor();
-  };
   if (small_gemm) {
-    const EncoderLayerWeights w{weight(3),  weight(4),  weight(5),  weight(6),  weight(10), weight(11),
-                                weight(12), weight(13), weight(14), weight(15), weight(16), weight(17)};
+    const EncoderLayerWeights w{t[1].frozen(), t[2].frozen(), t[3].frozen(),  t[4].frozen(),
+                                t[5].frozen(), t[6].frozen(), t[7].frozen(),  t[8].frozen(),
+                                t[9].frozen(), t[10].frozen(), t[11].frozen(), t[12].frozen()};
     if (auto l = PackedEncoderLayer::make(w, e, h, gelu, nf, ep))
       packed = std::make_shared<const PackedEncoderLayer>(std::move(*l));
   }
