@@ -33,6 +33,11 @@ class DnnlState : public KernelState {
   // Runs `p` with `args` on this Runtime's stream, in its arena (resized when the
   // intra-op thread count changed since the last call).
   void execute(const dnnl::primitive& p, const dnnl_exec_arg_t* args, int nargs);
+  // Runs a reorder primitive from `from` to `to` the same way.
+  void reorder(const dnnl::reorder& r, const dnnl::memory& from, const dnnl::memory& to) {
+    const dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+    execute(r, args, 2);
+  }
 
  private:
   dnnl::stream stream_;

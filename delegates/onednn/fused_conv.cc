@@ -141,8 +141,7 @@ class FusedConv final : public CompiledPartition {
       x = at::empty(x0.sizes(), x0.options().memory_format(at::MemoryFormat::ChannelsLast));
       b.src.set_data_handle(x.data_ptr());
       b.nchw_src.set_data_handle(x0.data_ptr());
-      const dnnl_exec_arg_t r[] = {{DNNL_ARG_FROM, b.nchw_src.get()}, {DNNL_ARG_TO, b.src.get()}};
-      st.execute(p.to_nhwc, r, 2);
+      st.reorder(p.to_nhwc, b.nchw_src, b.src);
     } else {
       x = x0.contiguous(at::MemoryFormat::ChannelsLast);
       b.src.set_data_handle(x.data_ptr());
@@ -171,8 +170,7 @@ class FusedConv final : public CompiledPartition {
     } else {
       at::Tensor nchw = at::empty(y.sizes(), y.options().memory_format(at::MemoryFormat::Contiguous));
       b.nchw_dst.set_data_handle(nchw.data_ptr());
-      const dnnl_exec_arg_t r[] = {{DNNL_ARG_FROM, b.dst.get()}, {DNNL_ARG_TO, b.nchw_dst.get()}};
-      st.execute(p.from_nhwc, r, 2);
+      st.reorder(p.from_nhwc, b.dst, b.nchw_dst);
       ctx.output(0) = std::move(nchw);
     }
     return true;
