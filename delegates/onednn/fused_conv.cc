@@ -6,7 +6,8 @@
 // needs NCHW.
 //
 // Per input shape (shape_cache.h) the partition builds the primitive once, with the
-// weight reordered into the blocked format that primitive chose; a call then only points
+// weight in the blocked format that primitive chose (packed_weights.h: one copy per
+// format, shared by the shapes that ask for it); a call then only points
 // oneDNN's memory objects at the tensors and executes (dnnl_runtime.h). The output and
 // oneDNN's scratchpad are allocated through the c10 allocator, which brisk serves from
 // its memory plan.
@@ -19,6 +20,7 @@
 #include "core/graph/graph.h"
 #include "delegates/onednn/dnnl_runtime.h"
 #include "delegates/onednn/fused_ops.h"
+#include "delegates/onednn/packed_weights.h"
 #include "delegates/onednn/post_ops.h"
 #include "delegates/onednn/shape_cache.h"
 
@@ -45,7 +47,7 @@ at::Tensor constTensorOr(const Value* v, const at::Tensor& otherwise) {
 struct ConvPlan {
   bool ok = false;
   dnnl::convolution_forward prim;
-  dnnl::memory weights;  // oneDNN's blocked copy, owned by this plan
+  dnnl::memory weights;  // oneDNN's blocked copy (PackedWeights), perhaps shared with other plans
   dnnl::memory::desc src, dst;
   std::optional<dnnl::memory::desc> other;  // the residual add's operand
   size_t scratch_bytes = 0;
@@ -95,7 +97,8 @@ class FusedConv final : public CompiledPartition {
     in_channels_ = w.size(1) * groups_;
     kh_ = w.size(2);
     kw_ = w.size(3);
-    weight_ = w.contiguous();
+    weights_ = std::make_unique<PackedWeights>(
+        w, dnnl::memory::desc(weightDims(), f32, groups_ > 1 ? tag::goihw : tag::oihw), /*owned=*/c.bn != nullptr);
     if (b.defined()) {
       if (b.numel() != out_channels_) throw std::runtime_error("bias does not match the weight");
       bias_ = b.contiguous();
@@ -182,7 +185,8 @@ class FusedConv final : public CompiledPartition {
     if (groups_ > 1) os << " groups " << groups_;
     if (stride_[0] > 1 || stride_[1] > 1) os << " stride " << stride_[0];
     if (dilation_[0] > 1 || dilation_[1] > 1) os << " dilation " << dilation_[0];
-    os << " (oneDNN convolution, " << plans_->shapes() << " input shapes prepared so far)";
+    os << " (oneDNN convolution, " << plans_->shapes() << " input shapes prepared so far, " << weights_->formats()
+       << " packed weight formats)";
     return os.str();
   }
   std::vector<std::string> edgeConversions() const override {
@@ -196,6 +200,12 @@ class FusedConv final : public CompiledPartition {
   int64_t outSize(int64_t in, size_t d) const {
     const int64_t k = d == 0 ? kh_ : kw_;
     return (in + 2 * padding_[d] - dilation_[d] * (k - 1) - 1) / stride_[d] + 1;
+  }
+
+  // oneDNN's logical weight dims: a leading group dim for grouped convolutions.
+  dims weightDims() const {
+    return groups_ > 1 ? dims{groups_, out_channels_ / groups_, in_channels_ / groups_, kh_, kw_}
+                       : dims{out_channels_, in_channels_, kh_, kw_};
   }
 
   // This Runtime's memory objects for `p` (made on its first call with p's shape).
@@ -215,8 +225,6 @@ class FusedConv final : public CompiledPartition {
     auto p = std::make_unique<ConvPlan>();
     const dims src{x[0], x[1], x[2], x[3]};
     const dims dst{x[0], out_channels_, outSize(x[2], 0), outSize(x[3], 1)};
-    const dims wdims = groups_ > 1 ? dims{groups_, out_channels_ / groups_, in_channels_ / groups_, kh_, kw_}
-                                   : dims{out_channels_, in_channels_, kh_, kw_};
     p->src = dnnl::memory::desc(src, f32, tag::nhwc);
     p->dst = dnnl::memory::desc(dst, f32, tag::nhwc);
     p->nchw_src = dnnl::memory::desc(src, f32, tag::nchw);
@@ -236,19 +244,14 @@ class FusedConv final : public CompiledPartition {
     try {
       pd = dnnl::convolution_forward::primitive_desc(
           cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p->src,
-          dnnl::memory::desc(wdims, f32, tag::any), bias_md_, p->dst, {stride_[0], stride_[1]},
+          dnnl::memory::desc(weightDims(), f32, tag::any), bias_md_, p->dst, {stride_[0], stride_[1]},
           {dilation_[0] - 1, dilation_[1] - 1}, {padding_[0], padding_[1]}, {padding_[0], padding_[1]}, attr);
     } catch (const dnnl::error&) {
       return p;  // no kernel for this shape: ok stays false
     }
     p->prim = dnnl::convolution_forward(pd);
     p->scratch_bytes = pd.scratchpad_desc().get_size();
-    p->weights = dnnl::memory(pd.weights_desc(), cpuEngine());
-    dnnl::memory plain(dnnl::memory::desc(wdims, f32, groups_ > 1 ? tag::goihw : tag::oihw), cpuEngine(),
-                       weight_.data_ptr());
-    dnnl::stream s(cpuEngine());
-    dnnl::reorder(plain, p->weights).execute(s, plain, p->weights);
-    s.wait();
+    p->weights = weights_->get(pd.weights_desc());
     p->ok = true;
     return p;
   }
@@ -257,7 +260,8 @@ class FusedConv final : public CompiledPartition {
   bool nhwc_output_;
   std::vector<int64_t> stride_, padding_, dilation_;
   int64_t groups_ = 1, out_channels_ = 0, in_channels_ = 0, kh_ = 0, kw_ = 0;
-  at::Tensor weight_, bias_;  // dense, batch norm folded: what each shape's plan packs
+  std::unique_ptr<PackedWeights> weights_;  // batch norm folded
+  at::Tensor bias_;
   dnnl::memory::desc bias_md_;
   dnnl::memory bias_mem_;
   Unary unary_;

@@ -97,25 +97,57 @@ TEST(OneDnnFusion, ConvGeometries) {
                                 .inputs({at::randn({1, 4, 9, 11})})));
 }
 
+// batch_norm(%y) with constant statistics for `oc` channels (the partition folds it into
+// the weight), then `tail` reading %bn.
+std::string batchNormTail(int64_t oc, const std::string& tail) {
+  return constTensorIR("gamma", {oc}) + constTensorIR("beta", {oc}) + constTensorIR("mean", {oc}) +
+         "  %var0 : Tensor = aten::abs(%gamma)\n"
+         "  %one : int = prim::Constant[value=1]()\n"
+         "  %var : Tensor = aten::add(%var0, %one, %one)\n"
+         "  %f : bool = prim::Constant[value=0]()\n"
+         "  %t : bool = prim::Constant[value=1]()\n"
+         "  %mom : float = prim::Constant[value=0.1]()\n"
+         "  %eps : float = prim::Constant[value=1e-05]()\n"
+         "  %bn : Tensor = aten::batch_norm(%y, %gamma, %beta, %mean, %var, %f, %mom, %eps, %t)\n" +
+         tail;
+}
+
 TEST(OneDnnFusion, ConvBatchNormAddRelu) {
   // conv -> batch_norm (constant statistics, folded) -> add(residual) -> relu: one call.
-  const std::string tail = constTensorIR("gamma", {8}) + constTensorIR("beta", {8}) + constTensorIR("mean", {8}) +
-                           "  %var0 : Tensor = aten::abs(%gamma)\n"
-                           "  %one : int = prim::Constant[value=1]()\n"
-                           "  %var : Tensor = aten::add(%var0, %one, %one)\n"
-                           "  %f : bool = prim::Constant[value=0]()\n"
-                           "  %t : bool = prim::Constant[value=1]()\n"
-                           "  %mom : float = prim::Constant[value=0.1]()\n"
-                           "  %eps : float = prim::Constant[value=1e-05]()\n"
-                           "  %bn : Tensor = aten::batch_norm(%y, %gamma, %beta, %mean, %var, %f, %mom, %eps, %t)\n"
-                           "  %sum : Tensor = aten::add(%bn, %r, %one)\n"
-                           "  %out : Tensor = aten::relu(%sum)\n";
+  const std::string tail = batchNormTail(8,
+                                         "  %sum : Tensor = aten::add(%bn, %r, %one)\n"
+                                         "  %out : Tensor = aten::relu(%sum)\n");
   OpTester t(convIR(8, 4, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1, tail, ", %r : Tensor"));
   t.inputs({at::randn({1, 4, 6, 6}), at::randn({1, 8, 6, 6})})
       .inputs({at::randn({2, 4, 5, 7}), at::randn({2, 8, 5, 7})})
       // A residual that broadcasts: oneDNN's fused add does not; the nested block runs.
       .inputs({at::randn({2, 4, 5, 7}), at::randn({1, 8, 1, 1})});
   expectPartition(std::move(t));
+}
+
+// oneDNN picks the weight's blocking per problem (on AVX2, this conv asks for Acdb16a at
+// batch 1 and Acdb24a at batch 8): each format is packed once and shared by the shapes
+// that ask for it. The folded weight is the partition's own, released after the first
+// packing, so a second format is reordered from the first packed copy; either way the
+// results must match, shape after shape and back.
+TEST(OneDnnFusion, ConvWeightPackedOncePerFormat) {
+  const std::string ir =
+      convIR(128, 128, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1, batchNormTail(128, "  %out : Tensor = aten::relu(%bn)\n"));
+  expectPartition(std::move(OpTester(ir)
+                                .inputs({at::randn({1, 128, 28, 28})})
+                                .inputs({at::randn({8, 128, 28, 28})})
+                                .inputs({at::randn({2, 128, 28, 28})})));
+  auto m = Module::fromIR(ir, Options{}, "packed-formats");
+  auto rt = m->createRuntime();
+  for (int64_t n : {1, 8, 2, 1}) rt->run({at::randn({n, 128, 28, 28})});
+  std::string detail;
+  for (const NodeKernelInfo& k : m->kernelReport())
+    if (k.op == kDelegateKind) detail = k.detail;
+  RecordProperty("partition", detail);  // which blockings this CPU's oneDNN chose
+  ASSERT_NE(detail.find("3 input shapes prepared so far"), std::string::npos) << detail;
+  const bool one = detail.find(", 1 packed weight formats") != std::string::npos;
+  const bool two = detail.find(", 2 packed weight formats") != std::string::npos;
+  EXPECT_TRUE(one || two) << "three shapes, at most two blockings: " << detail;
 }
 
 // conv -> relu -> conv -> relu -> flatten: the first partition hands its result to the
