@@ -12,6 +12,7 @@
 #include "core/kernels/delegate.h"
 #include "core/kernels/kernel_registry.h"
 #include "core/kernels/output_capture.h"
+#include "core/kernels/releasable_constants.h"
 
 namespace brisk {
 namespace {
@@ -83,7 +84,9 @@ std::unique_ptr<Kernel> buildDelegateKernel(const Registries& registries, Kernel
   std::unique_ptr<CompiledPartition> compiled;
   std::string why;
   try {
-    compiled = backend->compile(Partition{*n.owningBlock()->graph(), n}, DelegateContext{b.modelName(), b.options()});
+    const std::vector<const Value*> releasable = releasableConstants(n);
+    compiled = backend->compile(Partition{*n.owningBlock()->graph(), n, releasable},
+                                DelegateContext{b.modelName(), b.options()});
     if (!compiled) why = "backend '" + name + "' declined it";
   } catch (const std::exception& e) {
     why = "backend '" + name + "' failed to compile it: " + std::string(e.what());

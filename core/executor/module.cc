@@ -15,6 +15,7 @@
 #include "core/graph/inplace_reuse.h"  // runsInPlace
 #include "core/kernels/kernel_registry.h"
 #include "core/kernels/plugin_loader.h"
+#include "core/kernels/releasable_constants.h"
 #include "threading/thread_settings.h"
 
 namespace brisk {
@@ -126,6 +127,7 @@ std::shared_ptr<Module> Module::fromFrontend(FrontendResult r, const Options& op
   regs.passes.checkDisabled(options, name);
   std::vector<PassResult> passes = regs.passes.run(*r.graph, PassContext{name, options});
   r.graph->finalize();
+  markReleasableConstants(*r.graph);  // after every pass: no later edit adds a reader
   std::shared_ptr<Module> m = fromGraph(std::move(r.graph), std::move(r.signature), options, &regs, std::move(r.keepalive));
   m->passes_ = std::move(passes);
   return m;

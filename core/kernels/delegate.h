@@ -48,9 +48,17 @@ struct DelegateContext {
 // values read outside (KernelContext::output(j)); `node.block(0)` holds the original
 // nodes, reading those inputs and constants directly, and returns the values behind the
 // outputs. `graph` is the whole graph, to look at who reads the outputs.
+//
+// `releasable`: constants read by nothing but this nested block (releasable_constants.h).
+// A backend that keeps its own copy of one may free its bytes (the tensor's storage
+// keeps its size, with no data), to hold the weight once instead of twice. It must then
+// put the same bytes back before any run() of it returns false, since the nested block
+// reads them after that; a weight the backend changed (a folded batch norm) cannot be
+// put back exactly and must not be freed.
 struct Partition {
   const Graph& graph;
   const Node& node;
+  const std::vector<const Value*>& releasable;
 };
 
 // Per-Runtime state of one compiled partition (argument maps, streams, a cache of
@@ -116,5 +124,7 @@ class DelegateRegistry {
 
 // The attribute of a delegate node (kDelegateKind, graph.h) naming its backend.
 inline constexpr const char* kDelegateBackendAttr = "backend";
+// The attribute listing its releasable constants (value ids; releasable_constants.h).
+inline constexpr const char* kReleasableAttr = "releasable";
 
 }  // namespace brisk

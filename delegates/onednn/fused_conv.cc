@@ -13,6 +13,7 @@
 // its memory plan.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -72,7 +73,9 @@ struct ConvState final : DnnlState {
 
 class FusedConv final : public CompiledPartition {
  public:
-  FusedConv(const FusionChain& c, const Node& node, bool nhwc_output) : chain_(c.str()), nhwc_output_(nhwc_output) {
+  FusedConv(const FusionChain& c, const Partition& partition, bool nhwc_output)
+      : chain_(c.str()), nhwc_output_(nhwc_output) {
+    const Node& node = partition.node;
     const Node& conv = *c.nodes[0];
     const auto& in = conv.inputs();
     at::Tensor w = in[1]->constant().toTensor();
@@ -97,8 +100,15 @@ class FusedConv final : public CompiledPartition {
     in_channels_ = w.size(1) * groups_;
     kh_ = w.size(2);
     kw_ = w.size(3);
+    // A folded weight is the partition's own; the graph's may lose its bytes only when
+    // nothing else reads them (delegate.h), and comes back exactly (no fold applied).
+    const auto& free_ok = partition.releasable;
+    const PackedWeights::Dense dense =
+        c.bn ? PackedWeights::Dense::kOwned
+             : std::find(free_ok.begin(), free_ok.end(), in[1]) != free_ok.end() ? PackedWeights::Dense::kReleasable
+                                                                                  : PackedWeights::Dense::kShared;
     weights_ = std::make_unique<PackedWeights>(
-        w, dnnl::memory::desc(weightDims(), f32, groups_ > 1 ? tag::goihw : tag::oihw), /*owned=*/c.bn != nullptr);
+        w, dnnl::memory::desc(weightDims(), f32, groups_ > 1 ? tag::goihw : tag::oihw), dense);
     if (b.defined()) {
       if (b.numel() != out_channels_) throw std::runtime_error("bias does not match the weight");
       bias_ = b.contiguous();
@@ -116,6 +126,31 @@ class FusedConv final : public CompiledPartition {
   std::unique_ptr<KernelState> newState() const override { return std::make_unique<ConvState>(); }
 
   bool run(KernelContext& ctx, KernelState* state) const override {
+    if (serve(ctx, *static_cast<ConvState*>(state))) return true;
+    weights_->restoreDense();  // the nested block reads the dense weight next
+    return false;
+  }
+
+  std::string describe() const override {
+    std::ostringstream os;
+    os << chain_ << " " << kh_ << "x" << kw_ << " " << in_channels_ << "->" << out_channels_;
+    if (groups_ > 1) os << " groups " << groups_;
+    if (stride_[0] > 1 || stride_[1] > 1) os << " stride " << stride_[0];
+    if (dilation_[0] > 1 || dilation_[1] > 1) os << " dilation " << dilation_[0];
+    os << " (oneDNN convolution, " << plans_->shapes() << " input shapes prepared so far, " << weights_->formats()
+       << " packed weight formats" << (weights_->denseReleased() ? ", dense weight freed" : "") << ")";
+    return os.str();
+  }
+  std::vector<std::string> edgeConversions() const override {
+    std::vector<std::string> c{"input: to nhwc unless already nhwc"};
+    c.push_back(nhwc_output_ ? "output: nhwc" : "output: nhwc -> nchw");
+    return c;
+  }
+  bool outputPlannable() const override { return true; }
+
+ private:
+  // The partition's work; false, having written nothing, for inputs it does not serve.
+  bool serve(KernelContext& ctx, ConvState& st) const {
     const at::Tensor& x0 = ctx.tensor(x_input_);
     if (x0.dim() != 4 || x0.scalar_type() != at::kFloat || x0.layout() != at::kStrided || !x0.is_cpu() ||
         x0.size(1) != in_channels_ || x0.numel() == 0)
@@ -130,7 +165,6 @@ class FusedConv final : public CompiledPartition {
         return false;  // a broadcasting add: brisk's kernels
       other = o.is_contiguous(at::MemoryFormat::ChannelsLast) ? o : o.contiguous(at::MemoryFormat::ChannelsLast);
     }
-    auto& st = *static_cast<ConvState*>(state);
     size_t slot = 0;
     const ConvPlan& p = plans_->get(x0.sizes(), st.overflow, &slot);
     if (!p.ok) return false;
@@ -179,24 +213,6 @@ class FusedConv final : public CompiledPartition {
     return true;
   }
 
-  std::string describe() const override {
-    std::ostringstream os;
-    os << chain_ << " " << kh_ << "x" << kw_ << " " << in_channels_ << "->" << out_channels_;
-    if (groups_ > 1) os << " groups " << groups_;
-    if (stride_[0] > 1 || stride_[1] > 1) os << " stride " << stride_[0];
-    if (dilation_[0] > 1 || dilation_[1] > 1) os << " dilation " << dilation_[0];
-    os << " (oneDNN convolution, " << plans_->shapes() << " input shapes prepared so far, " << weights_->formats()
-       << " packed weight formats)";
-    return os.str();
-  }
-  std::vector<std::string> edgeConversions() const override {
-    std::vector<std::string> c{"input: to nhwc unless already nhwc"};
-    c.push_back(nhwc_output_ ? "output: nhwc" : "output: nhwc -> nchw");
-    return c;
-  }
-  bool outputPlannable() const override { return true; }
-
- private:
   int64_t outSize(int64_t in, size_t d) const {
     const int64_t k = d == 0 ? kh_ : kw_;
     return (in + 2 * padding_[d] - dilation_[d] * (k - 1) - 1) / stride_[d] + 1;
@@ -278,8 +294,8 @@ size_t inputIndex(const Node& node, const Value* v) {
   throw std::runtime_error(v->ref() + " is not an input of the partition");
 }
 
-std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Node& node, bool nhwc_output) {
-  return std::make_unique<FusedConv>(chain, node, nhwc_output);
+std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, bool nhwc_output) {
+  return std::make_unique<FusedConv>(chain, p, nhwc_output);
 }
 
 }  // namespace brisk::onednn

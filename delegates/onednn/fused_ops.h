@@ -1,7 +1,8 @@
 #pragma once
 // The compiled partitions of the onednn backend: one fused oneDNN call per chain
-// (fusion_chain.h), with the weight reordered into oneDNN's blocked format once, at
-// compile time (so a swapWeights, which recompiles, re-packs it).
+// (fusion_chain.h), with the weight reordered into oneDNN's blocked format (a
+// convolution: on the first call with each blocking, packed_weights.h; a linear layer:
+// per row count). A swapWeights recompiles, and so re-packs.
 #include <memory>
 
 #include "core/kernels/delegate.h"
@@ -17,7 +18,7 @@ struct LinearOptions {
 
 // `nhwc_output`: leave the result in channels-last (NHWC) order, as the next
 // convolution wants it; false when a reader needs NCHW (a view, the model's output).
-std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Node& delegate_node, bool nhwc_output);
+std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, bool nhwc_output);
 std::unique_ptr<CompiledPartition> compileLinear(const FusionChain& chain, const Node& delegate_node,
                                                  const LinearOptions& options);
 

@@ -1,6 +1,7 @@
 #pragma once
 // A constant weight in the blocked formats oneDNN's primitives ask for, one copy per
-// format rather than per input shape.
+// format rather than per input shape, and the dense weight kept beside it only when
+// something may still read it.
 //
 // oneDNN picks a kernel, and with it the weight's blocking, from the whole problem: for
 // the same resnet18 convolution brgconv asks for Acdb16a at batch 1 and Acdb24a at batch
@@ -9,15 +10,20 @@
 // weight cannot be packed once for every shape; but shapes that ask for the same
 // blocking (most batch sizes of one model) share one packed copy here.
 //
-// A dense weight the partition made itself (a batch norm folded in) is released after
-// the first packing: later formats are reordered from that packed copy, so the folded
-// weight does not stay beside the graph's dense one and the packed one.
+// The dense weight, after the first packing (later formats are reordered from the
+// first packed copy):
+//   kShared      the graph's tensor, which other nodes read: kept as it is;
+//   kOwned       made by the partition (a batch norm folded in): dropped;
+//   kReleasable  the graph's tensor, read by nothing but the partition's nested block
+//                (core/kernels/releasable_constants.h): its bytes are freed, and put
+//                back by restoreDense() before the nested block may run.
 //
 // Thread-safe: shapes are prepared by whichever Runtime meets them first.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <ATen/core/Tensor.h>
 
+#include <atomic>
 #include <mutex>
 #include <vector>
 
@@ -25,21 +31,30 @@ namespace brisk::onednn {
 
 class PackedWeights {
  public:
-  // `dense` is the weight in the plain layout `plain` describes (oihw, goihw, ...);
-  // `owned`: the partition made it, so only this object keeps it alive.
-  PackedWeights(at::Tensor dense, const dnnl::memory::desc& plain, bool owned);
+  enum class Dense { kShared, kOwned, kReleasable };
+  // `dense` is the weight in the plain layout `plain` describes (oihw, goihw, ...).
+  PackedWeights(at::Tensor dense, const dnnl::memory::desc& plain, Dense dense_kind);
   // The weight in the layout `md` describes, packed on the first request for it.
   dnnl::memory get(const dnnl::memory::desc& md);
-  // Packed copies kept, and their bytes (for brisk inspect).
+  // Makes the dense weight's bytes readable for good (a kReleasable one freed earlier is
+  // rebuilt from the packed copy, bit for bit). Call before the nested block runs. Cheap
+  // after the first call: one atomic load.
+  void restoreDense();
+  // Packed copies kept, and whether the dense bytes are freed now (brisk inspect).
   size_t formats() const;
-  size_t bytes() const;
+  bool denseReleased() const;
 
  private:
+  void releaseDense();  // with mu_ held, after the first packing
+
   mutable std::mutex mu_;
-  at::Tensor dense_;     // null once released (owned weights, after the first packing)
-  bool owned_;
+  at::Tensor dense_;     // null once dropped (kOwned)
+  Dense kind_;
+  dnnl::memory::desc plain_;
   dnnl::memory source_;  // what a new format is reordered from: dense_, then packed_[0]
   std::vector<dnnl::memory> packed_;
+  bool released_ = false;          // kReleasable: the storage has no bytes now
+  std::atomic<bool> pinned_{false};  // restoreDense ran: the bytes stay from now on
 };
 
 }  // namespace brisk::onednn

@@ -70,7 +70,7 @@ class OneDnnBackend final : public DelegateBackend {
       const Node* reader = u.user ? u.user->enclosingNodeIn(node.owningBlock()) : nullptr;
       nhwc = nhwc && reader && takesNhwc(*reader);
     }
-    return compileConv(*chain, node, nhwc);
+    return compileConv(*chain, p, nhwc);
   }
 
  private:

@@ -150,6 +150,68 @@ TEST(OneDnnFusion, ConvWeightPackedOncePerFormat) {
   EXPECT_TRUE(one || two) << "three shapes, at most two blockings: " << detail;
 }
 
+// brisk without delegates on the same IR: the reference for tests that look inside the
+// partition between runs.
+c10::IValue ownKernels(const std::string& ir, const std::vector<c10::IValue>& in) {
+  Options o;
+  o.use_delegates = false;
+  o.strict_inputs = false;
+  return Module::fromIR(ir, o, "own-kernels")->run(in);
+}
+
+// A weight nothing but its partition reads loses its dense bytes once oneDNN's packed
+// copy exists (the model holds it once, not twice), and gets them back, bit for bit,
+// when a call the partition cannot serve (a broadcasting residual) runs the nested
+// block; from then on they stay.
+TEST(OneDnnFusion, ConvWeightFreedUntilTheNestedBlockNeedsIt) {
+  const std::string ir = convIR(16, 8, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1,
+                                "  %one : int = prim::Constant[value=1]()\n"
+                                "  %sum : Tensor = aten::add(%y, %r, %one)\n"
+                                "  %out : Tensor = aten::relu(%sum)\n",
+                                ", %r : Tensor");
+  Options o;
+  o.strict_inputs = false;
+  auto m = Module::fromIR(ir, o, "freed-weight");
+  auto rt = m->createRuntime();
+  const std::vector<c10::IValue> served{at::randn({2, 8, 10, 10}), at::randn({2, 16, 10, 10})};
+  const std::vector<c10::IValue> nested{at::randn({2, 8, 10, 10}), at::randn({1, 16, 1, 1})};
+  EXPECT_EQ(kernelDetail(*m, kDelegateKind).find("dense weight freed"), std::string::npos);
+  EXPECT_EQ(compareIValues(rt->run(served), ownKernels(ir, served), kTol), "");
+  EXPECT_NE(kernelDetail(*m, kDelegateKind).find("dense weight freed"), std::string::npos)
+      << kernelDetail(*m, kDelegateKind);
+  EXPECT_EQ(compareIValues(rt->run(nested), ownKernels(ir, nested), kTol), "");
+  EXPECT_EQ(kernelDetail(*m, kDelegateKind).find("dense weight freed"), std::string::npos);
+  // The nested block's result is brisk's own kernels' on the weight put back: the same
+  // bits as a Module that never freed it.
+  const at::Tensor back = rt->run(nested).toTensor();
+  EXPECT_TRUE(bitEqual(back, ownKernels(ir, nested).toTensor()));
+  EXPECT_EQ(compareIValues(rt->run(served), ownKernels(ir, served), kTol), "");
+}
+
+// A weight two partitions read (a tied weight) is read outside each of them: neither
+// frees it.
+TEST(OneDnnFusion, SharedWeightIsNeverFreed) {
+  const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w", {8, 8, 3, 3}) +
+                         "  %none : NoneType = prim::Constant()\n"
+                         "  %s : int[] = prim::Constant[value=[1, 1]]()\n"
+                         "  %g : int = prim::Constant[value=1]()\n"
+                         "  %c1 : Tensor = aten::conv2d(%x, %w, %none, %s, %s, %s, %g)\n"
+                         "  %r1 : Tensor = aten::relu(%c1)\n"
+                         "  %c2 : Tensor = aten::conv2d(%r1, %w, %none, %s, %s, %s, %g)\n"
+                         "  %out : Tensor = aten::relu(%c2)\n"
+                         "  return (%out)\n";
+  auto m = Module::fromIR(ir, Options{}, "tied-weight");
+  const std::vector<c10::IValue> in{at::randn({1, 8, 9, 9})};
+  EXPECT_EQ(compareIValues(m->run(in), ownKernels(ir, in), kTol), "");
+  size_t partitions = 0;
+  for (const NodeKernelInfo& k : m->kernelReport()) {
+    if (k.op != kDelegateKind) continue;
+    ++partitions;
+    EXPECT_EQ(k.detail.find("dense weight freed"), std::string::npos) << k.detail;
+  }
+  EXPECT_EQ(partitions, 2u);
+}
+
 // conv -> relu -> conv -> relu -> flatten: the first partition hands its result to the
 // second in NHWC (no conversion between them); the second converts back to NCHW for
 // the view. The outputs still match the interpreter.
