@@ -14,6 +14,7 @@
 #include "ops_cpu/out_variant/common.h"
 #include "ops_cpu/out_variant/operand.h"
 #include "ops_cpu/out_variant/small_binary.h"
+#include "ops_cpu/out_variant/small_unary.h"
 
 namespace brisk::ops_cpu::out {
 namespace {
@@ -277,7 +278,10 @@ std::unique_ptr<Kernel> logicalNot(KernelBuildContext& b) {
 
 std::unique_ptr<Kernel> neg(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
-  return makeKernel("at::cpu::neg_out", [](KernelContext& ctx) {
+  return makeKernelWithFastPath(
+      "at::cpu::neg_out (small: direct loop)",
+      [](KernelContext& ctx) { return small::tryUnary(ctx, small::UnarySpec{small::UnOp::kNeg}, ctx.tensor(0), -1); },
+      [](KernelContext& ctx) {
     const at::Tensor& x = ctx.tensor(0);
     if (!isDenseCpu(x) || x.scalar_type() == at::kBool) {
       ctx.output(0) = at::neg(x);  // bool: the interpreter's error

@@ -6,12 +6,15 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <regex>
 #include <string>
 #include <vector>
 
 #include "core/executor/module.h"
 #include "ops_cpu/out_variant/small_binary.h"
+#include "ops_cpu/out_variant/small_unary.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -226,6 +229,85 @@ TEST(SmallTensor, KernelsDescribeTheFastPath) {
   auto m = Module::fromIR(tensorIR("aten::add", "  %alpha : int = prim::Constant[value=1]()\n"));
   EXPECT_NE(kernelDetail(*m, "aten::add.Tensor").find("small: direct loop"), std::string::npos)
       << kernelDetail(*m, "aten::add.Tensor");
+}
+
+// --- unary ops ------------------------------------------------------------------------------
+
+// Random values with the edge cases of clamp / relu6 mixed in: -0.0, +0.0, NaN, +-inf and
+// the bounds themselves.
+at::Tensor unaryInput(std::vector<int64_t> sizes, at::ScalarType dt, int trial) {
+  at::Tensor x = rnd(sizes, dt);
+  if (!c10::isFloatingType(dt) || x.numel() == 0) return x;
+  const double specials[] = {-0.0, 0.0, NAN, INFINITY, -INFINITY, 6.0, -0.5, 0.5, 1e-30, -40.0};
+  at::Tensor flat = x.view({-1});
+  for (int64_t i = 0; i < flat.numel(); i += 2) flat[i] = specials[(i / 2 + trial) % 10];
+  return x;
+}
+
+TEST(SmallTensor, UnaryBitsEqualAten) {
+  struct U {
+    std::string body;
+    std::function<at::Tensor(const at::Tensor&)> aten;
+    bool integers;
+  };
+  const std::vector<U> ops = {
+      {"  %c : Tensor = aten::neg(%a)\n", [](const at::Tensor& x) { return at::neg(x); }, true},
+      {"  %c : Tensor = aten::sigmoid(%a)\n", [](const at::Tensor& x) { return at::sigmoid(x); }, false},
+      {"  %c : Tensor = aten::tanh(%a)\n", [](const at::Tensor& x) { return at::tanh(x); }, false},
+      {"  %c : Tensor = aten::relu6(%a)\n", [](const at::Tensor& x) { return at::relu6(x); }, false},
+      {"  %lo : float = prim::Constant[value=-0.5]()\n  %hi : float = prim::Constant[value=0.5]()\n"
+       "  %c : Tensor = aten::hardtanh(%a, %lo, %hi)\n",
+       [](const at::Tensor& x) { return at::hardtanh(x, -0.5, 0.5); }, false},
+      {"  %lo : int = prim::Constant[value=0]()\n  %hi : NoneType = prim::Constant()\n"
+       "  %c : Tensor = aten::clamp(%a, %lo, %hi)\n",
+       [](const at::Tensor& x) { return at::clamp(x, 0, c10::nullopt); }, false},
+      {"  %lo : NoneType = prim::Constant()\n  %hi : float = prim::Constant[value=-0.0]()\n"
+       "  %c : Tensor = aten::clamp(%a, %lo, %hi)\n",
+       [](const at::Tensor& x) { return at::clamp(x, c10::nullopt, -0.0); }, false},
+      {"  %lo : float = prim::Constant[value=0.25]()\n  %hi : float = prim::Constant[value=-1.0]()\n"
+       "  %c : Tensor = aten::clamp(%a, %lo, %hi)\n",
+       [](const at::Tensor& x) { return at::clamp(x, 0.25, -1.0); }, false},
+  };
+  for (const U& u : ops) {
+    const std::string ir = "graph(%a : Tensor):\n" + u.body + "  return (%c)\n";
+    // Also as the second node of a chain, where it may write into its input.
+    const std::string chain_ir = "graph(%a : Tensor):\n  %t : Tensor = aten::mul(%a, %a)\n" +
+                                 std::regex_replace(u.body, std::regex(R"(\(%a)"), "(%t") + "  return (%c)\n";
+    for (const bool chain : {false, true}) {
+      const std::string& g = chain ? chain_ir : ir;
+      auto m = Module::fromIR(g, loose());
+      for (at::ScalarType dt : {at::kFloat, at::kDouble, at::kLong}) {
+        if (dt == at::kLong && !u.integers) continue;
+        for (std::vector<int64_t> sizes : {std::vector<int64_t>{}, {1}, {small::kMaxScalarTail}, {8}, {2, 5}, {16},
+                                           {33}, {kMaxElems}, {kMaxElems + 1}}) {
+          for (int trial = 0; trial < 4; ++trial) {
+            const at::Tensor a = unaryInput(sizes, dt, trial);
+            expectBits(
+                m, {a},
+                [&](const std::vector<c10::IValue>& v) {
+                  const at::Tensor& x = v[0].toTensor();
+                  return u.aten(chain ? at::mul(x, x) : x);
+                },
+                g + std::string(c10::toString(dt)) + c10::str(sizes));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SmallTensorPlan, UnaryBounds) {
+  const small::UnarySpec neg{small::UnOp::kNeg}, sig{small::UnOp::kSigmoid};
+  EXPECT_TRUE(small::unaryApplies(neg, rnd({kMaxElems}, at::kLong)));
+  EXPECT_FALSE(small::unaryApplies(neg, rnd({kMaxElems + 1}, at::kFloat)));
+  EXPECT_TRUE(small::unaryApplies(sig, rnd({small::kMaxScalarTail}, at::kFloat)));
+  EXPECT_FALSE(small::unaryApplies(sig, rnd({small::kMaxScalarTail + 1}, at::kFloat)));
+  EXPECT_FALSE(small::unaryApplies(sig, rnd({3}, at::kLong)));  // promotes to float: ATen
+  EXPECT_FALSE(small::unaryApplies(neg, rnd({4, 4}, at::kFloat).select(1, 0)));
+  EXPECT_TRUE(small::unaryApplies(neg, rnd({4, 4}, at::kFloat).select(1, 0).slice(0, 0, 1)));
+  EXPECT_EQ(small::clampSpec(c10::Scalar(NAN), c10::nullopt).op, small::UnOp::kNone);
+  EXPECT_EQ(small::clampSpec(c10::Scalar(int64_t{1} << 60), c10::nullopt).op, small::UnOp::kNone);
+  EXPECT_EQ(small::clampSpec(c10::Scalar(0), c10::Scalar(6)).op, small::UnOp::kClamp);
 }
 
 // --- the decision itself ------------------------------------------------------------------
