@@ -5,6 +5,7 @@
 #include <ATen/ops/resize_native.h>
 
 #include "ops_cpu/out_variant/common.h"
+#include "ops_cpu/out_variant/small_unary.h"
 
 namespace brisk::ops_cpu::out {
 namespace {
@@ -24,11 +25,15 @@ bool runInPlace(KernelContext& ctx, const at::Tensor& x, c10::ScalarType result_
 
 // Unary op whose output dtype is the input's; `ok(x)` says when the out path applies
 // (otherwise the dispatcher's functional op runs: other dtypes, other tensor kinds).
+// `small_spec`: the op small_unary.h runs directly on small tensors (kNone: none).
 template <class Ok, class OutFn, class Generic>
-std::unique_ptr<Kernel> unarySameDtype(KernelBuildContext& b, std::string desc, Ok ok, OutFn out_fn, Generic generic) {
+std::unique_ptr<Kernel> unarySameDtype(KernelBuildContext& b, std::string desc, Ok ok, OutFn out_fn, Generic generic,
+                                       small::UnarySpec small_spec = {}) {
   const int reuse = reusableInput(b);
-  return makeKernel(
+  if (small_spec.op != small::UnOp::kNone) desc += " (small: direct loop)";
+  return makeKernelWithFastPath(
       describeReuse(std::move(desc), reuse),
+      [small_spec, reuse](KernelContext& ctx) { return small::tryUnary(ctx, small_spec, ctx.tensor(0), reuse); },
       [ok, out_fn, generic, reuse](KernelContext& ctx) {
         const at::Tensor& x = ctx.tensor(0);
         if (!isDenseCpu(x) || !ok(x)) {
@@ -131,7 +136,7 @@ std::unique_ptr<Kernel> clampKernel(KernelBuildContext& b, std::string desc, c10
                                     std::function<at::Tensor(const at::Tensor&)> generic) {
   return unarySameDtype(
       b, std::move(desc), floating, [lo, hi](at::Tensor& o, const at::Tensor& x) { at::cpu::clamp_out(o, x, lo, hi); },
-      std::move(generic));
+      std::move(generic), small::clampSpec(lo, hi));
 }
 
 std::unique_ptr<Kernel> hardtanh(KernelBuildContext& b) {
@@ -164,11 +169,15 @@ std::unique_ptr<Kernel> clamp(KernelBuildContext& b) {
 }
 
 // Unary float ops: integer inputs produce the default float dtype (sigmoid, tanh).
+// `small_spec` as for unarySameDtype (the fast path takes floating inputs only).
 template <class OutFn, class Generic>
-std::unique_ptr<Kernel> unaryFloat(KernelBuildContext& b, std::string desc, OutFn out_fn, Generic generic) {
+std::unique_ptr<Kernel> unaryFloat(KernelBuildContext& b, std::string desc, OutFn out_fn, Generic generic,
+                                   small::UnarySpec small_spec = {}) {
   const int reuse = reusableInput(b);
-  return makeKernel(
+  if (small_spec.op != small::UnOp::kNone) desc += " (small: direct loop)";
+  return makeKernelWithFastPath(
       describeReuse(std::move(desc), reuse),
+      [small_spec, reuse](KernelContext& ctx) { return small::tryUnary(ctx, small_spec, ctx.tensor(0), reuse); },
       [out_fn, generic, reuse](KernelContext& ctx) {
         const at::Tensor& x = ctx.tensor(0);
         if (!isDenseCpu(x)) {
@@ -186,7 +195,7 @@ std::unique_ptr<Kernel> sigmoid(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
   return unaryFloat(
       b, "at::cpu::sigmoid_out", [](at::Tensor& o, const at::Tensor& x) { at::cpu::sigmoid_out(o, x); },
-      [](const at::Tensor& x) { return at::sigmoid(x); });
+      [](const at::Tensor& x) { return at::sigmoid(x); }, small::UnarySpec{small::UnOp::kSigmoid});
 }
 
 std::unique_ptr<Kernel> tanh(KernelBuildContext& b) {

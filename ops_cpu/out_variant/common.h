@@ -48,6 +48,23 @@ std::unique_ptr<Kernel> makeKernel(std::string desc, F f, KernelKind kind = Kern
       std::move(desc));
 }
 
+// makeKernel with a fast path: fast(ctx) runs first, outside the dispatch-key guard
+// (whose TLS save / restore is a measurable part of a one-element op); it returns false
+// to hand the call to f, which runs as under makeKernel. fast must only call ATen
+// entry points that do not care about the autograd keys (factories, at::native::).
+template <class Fast, class F>
+std::unique_ptr<Kernel> makeKernelWithFastPath(std::string desc, Fast fast, F f,
+                                               KernelKind kind = KernelKind::kOutVariant) {
+  return functionKernel(
+      kind,
+      [fast = std::move(fast), f = std::move(f)](KernelContext& ctx) {
+        if (fast(ctx)) return;
+        at::AutoDispatchBelowADInplaceOrView below_autograd;
+        f(ctx);
+      },
+      std::move(desc));
+}
+
 // A plain strided CPU tensor (not quantized, sparse, mkldnn, nested, meta...).
 inline bool isDenseCpu(const at::Tensor& t) {
   return t.unsafeGetTensorImpl()->key_set().has(c10::DispatchKey::CPU);

@@ -13,6 +13,8 @@
 
 #include "ops_cpu/out_variant/common.h"
 #include "ops_cpu/out_variant/operand.h"
+#include "ops_cpu/out_variant/small_binary.h"
+#include "ops_cpu/out_variant/small_unary.h"
 
 namespace brisk::ops_cpu::out {
 namespace {
@@ -74,15 +76,24 @@ void plainLoop(Plain op, const at::Tensor& a, const at::Tensor& b, at::Tensor& o
 // goes into that operand when it has the result's dtype and the other operand
 // broadcasts to its sizes (so the result has them too); otherwise a fresh tensor.
 // `plain`: the same-shape fp32 loop above serves operands it applies to (tensor
-// operands only).
+// operands only). `small`: the op small_binary.h runs directly on small tensors
+// (kNone: none).
 template <class OutFn, class FreshFn, class GenericFn>
 std::unique_ptr<Kernel> binaryKernel(KernelBuildContext& bc, std::string desc, Operand other, Promo promo, OutFn out_fn,
-                                     FreshFn fresh, GenericFn generic, Plain plain = Plain::kNone) {
+                                     FreshFn fresh, GenericFn generic, Plain plain = Plain::kNone,
+                                     small::BinarySpec small_spec = {}) {
   const int reuse = other.is_scalar && reusableInput(bc) == 1 ? -1 : reusableInput(bc);
   if (other.is_scalar) plain = Plain::kNone;
   if (plain != Plain::kNone) desc += " (same-shape fp32: a loop)";
-  return makeKernel(
-      describeReuse(std::move(desc), reuse),
+  if (small_spec.op != small::BinOp::kNone) desc += " (small: direct loop)";
+  auto fast = [other, small_spec, reuse](KernelContext& ctx) {
+    if (small_spec.op == small::BinOp::kNone) return false;
+    const at::Tensor& a = ctx.tensor(0);
+    if (other.is_scalar) return small::tryScalar(ctx, small_spec, a, other.scalarNum(ctx), reuse);
+    return small::tryTensors(ctx, small_spec, a, ctx.tensor(other.index), reuse);
+  };
+  return makeKernelWithFastPath(
+      describeReuse(std::move(desc), reuse), std::move(fast),
       [other = std::move(other), promo, out_fn, fresh, generic, reuse, plain](KernelContext& ctx) {
         const at::Tensor& a = ctx.tensor(0);
         MaybeOwnedTensor b = other.get(ctx);
@@ -133,13 +144,15 @@ KernelFactory addSub(bool scalar_other) {
           b, "at::cpu::sub_out", std::move(other), Promo::kResult,
           [a](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::sub_out(o, x, y, a); },
           [a](const at::Tensor& x, const at::Tensor& y) { return at::cpu::sub(x, y, a); },
-          [a](const at::Tensor& x, const at::Tensor& y) { return at::sub(x, y, a); }, plain);
+          [a](const at::Tensor& x, const at::Tensor& y) { return at::sub(x, y, a); }, plain,
+          small::addSpec(a, /*sub=*/true));
     }
     return binaryKernel(
         b, "at::cpu::add_out", std::move(other), Promo::kResult,
         [a](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::add_out(o, x, y, a); },
         [a](const at::Tensor& x, const at::Tensor& y) { return at::cpu::add(x, y, a); },
-        [a](const at::Tensor& x, const at::Tensor& y) { return at::add(x, y, a); }, plain);
+        [a](const at::Tensor& x, const at::Tensor& y) { return at::add(x, y, a); }, plain,
+        small::addSpec(a, /*sub=*/false));
   };
 }
 
@@ -150,7 +163,8 @@ KernelFactory mul(bool scalar_other) {
         b, "at::cpu::mul_out", scalar_other ? scalarOperand(b, 1) : tensorOperand(1), Promo::kResult,
         [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::mul_out(o, x, y); },
         [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::mul(x, y); },
-        [](const at::Tensor& x, const at::Tensor& y) { return at::mul(x, y); }, Plain::kMul);
+        [](const at::Tensor& x, const at::Tensor& y) { return at::mul(x, y); }, Plain::kMul,
+        small::BinarySpec{small::BinOp::kMul});
   };
 }
 
@@ -163,7 +177,8 @@ KernelFactory div(bool scalar_other, bool with_mode) {
           b, "at::cpu::div_out", std::move(other), Promo::kTrueDiv,
           [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::div_out(o, x, y); },
           [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::div(x, y); },
-          [](const at::Tensor& x, const at::Tensor& y) { return at::div(x, y); });
+          [](const at::Tensor& x, const at::Tensor& y) { return at::div(x, y); }, Plain::kNone,
+          small::BinarySpec{small::BinOp::kDiv});
     }
     if (!isConst(b, 2)) return nullptr;
     const c10::IValue& m = constant(b, 2);
@@ -172,7 +187,8 @@ KernelFactory div(bool scalar_other, bool with_mode) {
           b, "at::cpu::div_out", std::move(other), Promo::kTrueDiv,
           [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::div_out(o, x, y, c10::nullopt); },
           [](const at::Tensor& x, const at::Tensor& y) { return at::cpu::div(x, y, c10::nullopt); },
-          [](const at::Tensor& x, const at::Tensor& y) { return at::div(x, y, c10::nullopt); });
+          [](const at::Tensor& x, const at::Tensor& y) { return at::div(x, y, c10::nullopt); }, Plain::kNone,
+          small::BinarySpec{small::BinOp::kDiv});
     }
     if (!m.isString()) return nullptr;
     // The mode string lives in the kernel (shared_ptr keeps it at a fixed address).
@@ -262,7 +278,10 @@ std::unique_ptr<Kernel> logicalNot(KernelBuildContext& b) {
 
 std::unique_ptr<Kernel> neg(KernelBuildContext& b) {
   if (numInputs(b) != 1) return nullptr;
-  return makeKernel("at::cpu::neg_out", [](KernelContext& ctx) {
+  return makeKernelWithFastPath(
+      "at::cpu::neg_out (small: direct loop)",
+      [](KernelContext& ctx) { return small::tryUnary(ctx, small::UnarySpec{small::UnOp::kNeg}, ctx.tensor(0), -1); },
+      [](KernelContext& ctx) {
     const at::Tensor& x = ctx.tensor(0);
     if (!isDenseCpu(x) || x.scalar_type() == at::kBool) {
       ctx.output(0) = at::neg(x);  // bool: the interpreter's error

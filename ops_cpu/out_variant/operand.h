@@ -5,6 +5,7 @@
 #include <ATen/ScalarOps.h>
 
 #include "ops_cpu/out_variant/common.h"
+#include "ops_cpu/out_variant/small_scalar.h"
 
 namespace brisk::ops_cpu::out {
 
@@ -13,6 +14,10 @@ struct Operand {
   bool is_const = false;
   size_t index = 0;
   at::Tensor wrapped;
+  small::Num num;  // the constant Scalar's value, for the small-tensor fast path
+
+  // The Scalar operand's value without wrapping it (small-tensor fast path).
+  small::Num scalarNum(const KernelContext& ctx) const { return is_const ? num : small::Num::of(ctx.input(index)); }
 
   c10::MaybeOwned<at::Tensor> get(const KernelContext& ctx) const {
     if (!is_scalar) return c10::MaybeOwned<at::Tensor>::borrowed(ctx.tensor(index));
@@ -34,6 +39,7 @@ inline Operand scalarOperand(KernelBuildContext& b, size_t i) {
   if (auto s = constScalar(b, i)) {
     o.is_const = true;
     o.wrapped = at::native::wrapped_scalar_tensor(*s);
+    o.num = small::Num::of(*s);
   }
   return o;
 }
