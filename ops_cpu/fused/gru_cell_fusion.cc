@@ -3,6 +3,8 @@
 // loop; gx is this step's slice of it):
 //
 //   xr, xz, xn = prim::ListUnpack(aten::split_with_sizes(gx, [H, H, H], last dim))
+//                (gx = squeeze.dims(slice.Tensor(G, 0, t, t + 1, 1), [0]) read once: the
+//                fused node reads row t of G and the two views go too)
 //   hv    = aten::view(h, [M, H])
 //   gh    = aten::addmm(b_hh, hv, W_hh^T, beta=1, alpha=1)     b_hh, W_hh^T constants
 //   gh3   = aten::view(gh, gates_shape)                         gates_shape[-1] = 3H
@@ -72,6 +74,8 @@ bool isSplit3(const Node* split, int64_t hidden) {
 // built, since fusing the previous step rewires them.
 struct Match {
   Node* split_x;
+  Node* x_slice;  // the absorbed slice of the input projection, or null
+  int64_t x_step;  // its row (start), or -1
   Node* hview;
   Node* addmm;
   Node* gview;
@@ -173,6 +177,24 @@ std::optional<Match> matchAt(Node* split_h) {
   for (const Use& u : n->uses())
     if (u.user != sub && u.user != add_h) return std::nullopt;
   m.add_h = add_h;
+
+  // gx = squeeze.dims(slice.Tensor(G, 0, t, t + 1, 1), [0]), each read once: the fused
+  // node reads row t of G itself.
+  m.x_step = -1;
+  Value* gx = m.split_x->input(0);
+  Node* squeeze = gx->producer();
+  if (is(squeeze, "aten::squeeze.dims", 2) && in_block(squeeze) && gx->soleUser() == m.split_x) {
+    const auto dims = constInts(squeeze->input(1));
+    Node* slice = squeeze->input(0)->producer();
+    if (dims && dims->size() == 1 && (*dims)[0] == 0 && is(slice, "aten::slice.Tensor", 5) && in_block(slice) &&
+        slice->output(0)->soleUser() == squeeze) {
+      const auto dim = constInt(slice->input(1)), start = constInt(slice->input(2)), end = constInt(slice->input(3));
+      if (dim && *dim == 0 && start && *start >= 0 && end && *end == *start + 1 && isOne(slice->input(4))) {
+        m.x_slice = slice;
+        m.x_step = *start;
+      }
+    }
+  }
   return m;
 }
 
@@ -180,8 +202,16 @@ void rewrite(Graph& g, const Match& m) {
   NodeSpec spec;
   spec.kind = kGruStepOp;
   spec.schema = &gruStepSchema();
-  spec.inputs = {m.split_x->input(0), m.hview->input(0),  m.addmm->input(2),   m.addmm->input(0),
-                 m.hview->input(1),   m.gview->input(1),  m.split_h->input(2), m.split_x->input(2)};
+  Value* gx = m.x_slice ? m.x_slice->input(0) : m.split_x->input(0);
+  spec.inputs = {gx,
+                 m.hview->input(0),
+                 m.addmm->input(2),
+                 m.addmm->input(0),
+                 m.hview->input(1),
+                 m.gview->input(1),
+                 m.split_h->input(2),
+                 m.split_x->input(2),
+                 g.addConstant(c10::IValue(m.x_step), c10::IntType::get())};
   spec.outputs = {{c10::TensorType::get(), m.add_h->output(0)->name()}};
   // Just before h' = (h - n) * z + n: every input is read by an earlier node of the step.
   Node* step = m.add_h->owningBlock()->insertNodeBefore(m.add_h, std::move(spec));

@@ -28,12 +28,15 @@ namespace {
 
 using out::PackedLinear;
 
-at::Tensor gruStepReference(const at::Tensor& gx, const at::Tensor& h, const at::Tensor& w_hh_t,
+at::Tensor gruStepReference(const at::Tensor& gx_in, const at::Tensor& h, const at::Tensor& w_hh_t,
                             const at::Tensor& b_hh, c10::IntArrayRef h_shape, c10::IntArrayRef gates_shape,
-                            int64_t split_dim, int64_t x_split_dim) {
+                            int64_t split_dim, int64_t x_split_dim, int64_t x_step) {
   TORCH_CHECK(!gates_shape.empty() && gates_shape.back() % 3 == 0,
               "ops_cpu::gru_step: gates_shape must end in 3 * hidden, got ", gates_shape);
   const int64_t hd = gates_shape.back() / 3;
+  // x_step >= 0: gx holds every step's projection; this step's is the slice the graph
+  // took before the fusion absorbed it.
+  const at::Tensor gx = x_step >= 0 ? at::squeeze(at::slice(gx_in, 0, x_step, x_step + 1, 1), {0}) : gx_in;
   const at::Tensor gh = at::addmm(b_hh, h.view(h_shape), w_hh_t).view(gates_shape);
   const std::vector<at::Tensor> x = at::split_with_sizes(gx, {hd, hd, hd}, x_split_dim);
   const std::vector<at::Tensor> g = at::split_with_sizes(gh, {hd, hd, hd}, split_dim);
@@ -51,7 +54,7 @@ const c10::FunctionSchema* registerSchema() {
   lib = new torch::Library(torch::Library::FRAGMENT, "ops_cpu", std::nullopt, __FILE__, __LINE__);
   lib->def(
       "gru_step(Tensor gx, Tensor h, Tensor w_hh_t, Tensor b_hh, int[] h_shape, int[] gates_shape, int split_dim, "
-      "int x_split_dim) -> Tensor");
+      "int x_split_dim, int x_step) -> Tensor");
   lib->impl("gru_step", torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(gruStepReference)));
   return &c10::Dispatcher::singleton().findSchemaOrThrow(kGruStepOp, "").schema();
 }
@@ -65,13 +68,13 @@ bool plainFloat(const at::Tensor& t) {
 struct GruStep {
   int64_t rows, k, hidden;  // h viewed as [rows, k]; gates [rows, 3 * hidden]
   std::vector<int64_t> h_shape, gates_shape, gate_shape;  // gate_shape: gates_shape with H last
-  int64_t split_dim, x_split_dim;
+  int64_t split_dim, x_split_dim, x_step;
   at::Tensor w_hh_t, b_hh, w, bias;  // w = w_hh_t^T ([3H, K]), bias = b_hh as 3H floats
   std::optional<PackedLinear> packed;
   bool blas = false;
 
   void reference(KernelContext& ctx, const at::Tensor& gx, const at::Tensor& h) const {
-    ctx.output(0) = gruStepReference(gx, h, w_hh_t, b_hh, h_shape, gates_shape, split_dim, x_split_dim);
+    ctx.output(0) = gruStepReference(gx, h, w_hh_t, b_hh, h_shape, gates_shape, split_dim, x_split_dim, x_step);
   }
 
   void run(KernelContext& ctx) const {
@@ -79,12 +82,24 @@ struct GruStep {
     const at::Tensor& h = ctx.tensor(1);
     const int64_t n = 3 * hidden;
     const bool gemm = (packed && out::smallGemmTakes(rows, k, n)) || blas;
-    if (!gemm || !plainFloat(gx) || !plainFloat(h) || h.numel() != rows * k || gx.numel() != rows * n ||
-        gx.dim() == 0 || gx.size(-1) != n || (x_split_dim != -1 && x_split_dim != gx.dim() - 1))
+    if (!gemm || !plainFloat(gx) || !plainFloat(h) || h.numel() != rows * k) return reference(ctx, gx, h);
+    // This step's projection: all of gx, or its row x_step (dim 0) when the fusion
+    // absorbed the slice.
+    c10::IntArrayRef x_sizes = gx.sizes();
+    const float* gxp = gx.data_ptr<float>();
+    int64_t x_numel = gx.numel();
+    if (x_step >= 0) {
+      if (gx.dim() < 1 || gx.size(0) <= x_step) return reference(ctx, gx, h);
+      x_sizes = x_sizes.slice(1);
+      x_numel /= gx.size(0);
+      gxp += x_step * x_numel;
+    }
+    const int64_t x_dim = static_cast<int64_t>(x_sizes.size());
+    if (x_numel != rows * n || x_dim == 0 || x_sizes.back() != n || (x_split_dim != -1 && x_split_dim != x_dim - 1))
       return reference(ctx, gx, h);
     // The result's shape: h broadcast with the gates' [..., H]; the fast path needs
     // every operand to have the result's element count (no operand is expanded).
-    c10::SmallVector<int64_t, 6> x_shape(gx.sizes().begin(), gx.sizes().end());
+    c10::SmallVector<int64_t, 6> x_shape(x_sizes.begin(), x_sizes.end());
     x_shape.back() = hidden;
     const at::DimVector out_shape =
         at::infer_size_dimvector(h.sizes(), at::infer_size_dimvector(x_shape, gate_shape));
@@ -111,17 +126,18 @@ struct GruStep {
       out::packedLinear(hp, rows, *packed, gh);
     else
       out::blasLinear(hp, w.data_ptr<float>(), bias.data_ptr<float>(), gh, rows, k, n);
-    out::gruGates(gh, gx.data_ptr<float>(), hp, ho, rows, hidden);
+    out::gruGates(gh, gxp, hp, ho, rows, hidden);
   }
 };
 
 std::unique_ptr<Kernel> makeGruStep(KernelBuildContext& b, bool small_gemm) {
   using namespace out;
-  if (numInputs(b) != 8) return nullptr;
+  if (numInputs(b) != 9) return nullptr;
   const at::Tensor wt = constTensor(b, 2), bias = constTensor(b, 3);
   auto h_shape = constInts(b, 4), gates_shape = constInts(b, 5);
-  auto split_dim = constInt(b, 6), x_split_dim = constInt(b, 7);
-  if (!wt.defined() || !bias.defined() || !h_shape || !gates_shape || !split_dim || !x_split_dim) return nullptr;
+  auto split_dim = constInt(b, 6), x_split_dim = constInt(b, 7), x_step = constInt(b, 8);
+  if (!wt.defined() || !bias.defined() || !h_shape || !gates_shape || !split_dim || !x_split_dim || !x_step)
+    return nullptr;
   if (wt.scalar_type() != at::kFloat || wt.dim() != 2 || !isDenseCpu(wt) || bias.scalar_type() != at::kFloat ||
       bias.dim() != 1 || !isDenseCpu(bias))
     return nullptr;
@@ -146,6 +162,7 @@ std::unique_ptr<Kernel> makeGruStep(KernelBuildContext& b, bool small_gemm) {
   step->gate_shape.back() = n / 3;
   step->split_dim = *split_dim;
   step->x_split_dim = *x_split_dim;
+  step->x_step = *x_step;
   step->w_hh_t = wt;
   step->b_hh = bias;
   step->w = wt.t();
