@@ -42,6 +42,16 @@ size_t countKind(const Graph& g, const std::string& kind) {
   return n;
 }
 
+// Fused steps that read their row of the input projection in place (x_step >= 0: the
+// slice and squeeze before them were absorbed).
+size_t absorbedSlices(const Graph& g, const std::string& kind) {
+  size_t n = 0;
+  for (const Node* node : g.allNodes())
+    if (node->kind() == kind && node->inputs().back()->isConstant() && node->inputs().back()->constant().toInt() >= 0)
+      ++n;
+  return n;
+}
+
 size_t passChanged(const Module& m, const std::string& name, bool* skipped) {
   for (const PassResult& r : m.passReport())
     if (r.name == name) {
@@ -107,6 +117,7 @@ TEST(FuseGruCell, EncoderMatchesExportAndUnfused) {
   // sigmoids, tanh, 2 muls, sub) by one; nothing else reads them.
   EXPECT_LE(fused->graph().numNodes() + 16 * 16, unfused->graph().numNodes());
   EXPECT_EQ(countKind(fused->graph(), "aten::split_with_sizes"), 0u);
+  EXPECT_EQ(absorbedSlices(fused->graph(), kStep), 16u);
   expectKernels(*fused, kStep, KernelKind::kOutVariant, "brisk GRU step");
   const c10::IValue fused_out = runChecked(*fused, expected, inputs);
   EXPECT_EQ(compareIValues(fused_out, unfused_out, kTol), "");
