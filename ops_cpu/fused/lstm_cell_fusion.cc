@@ -6,6 +6,8 @@
 //   gh    = aten::addmm(b_hh, hv, W_hh^T, beta=1, alpha=1)     b_hh, W_hh^T constants
 //   gh3   = aten::view(gh, gates_shape)                         gates_shape[-1] = 4H
 //   gates = aten::add.Tensor(gh3, gx, alpha=1)                  (either order)
+//           (gx = squeeze.dims(slice.Tensor(G, 0, t, t + 1, 1), [0]) read once: the
+//           fused node reads row t of G and the two views go too)
 //   parts = aten::split_with_sizes(gates, [H, H, H, H], last dim)
 //   gi, gf, gg, go = prim::ListUnpack(parts)
 //   i = sigmoid(gi); f = sigmoid(gf); g = tanh(gg); o = sigmoid(go)
@@ -75,6 +77,8 @@ struct Match {
   int c_input;  // of `m_fc`
   Node* cadd;
   Node* hmul;
+  Node* x_slice;   // the absorbed slice of the input projection, or null
+  int64_t x_step;  // its row (start), or -1
 };
 
 std::optional<Match> matchAt(Node* split) {
@@ -158,6 +162,25 @@ std::optional<Match> matchAt(Node* split) {
       !in_block(tc))
     return std::nullopt;
   m.hmul = hmul;
+
+  // gx = squeeze.dims(slice.Tensor(G, 0, t, t + 1, 1), [0]), each read once: the fused
+  // node reads row t of G itself.
+  m.x_step = -1;
+  Value* gx = add->input(m.gx_input);
+  Node* squeeze = gx->producer();
+  if (is(squeeze, "aten::squeeze.dims", 2) && in_block(squeeze) && gx->soleUser() == add &&
+      add->input(1 - m.gx_input) != gx) {
+    const auto dims = constInts(squeeze->input(1));
+    Node* slice = squeeze->input(0)->producer();
+    if (dims && dims->size() == 1 && (*dims)[0] == 0 && is(slice, "aten::slice.Tensor", 5) && in_block(slice) &&
+        slice->output(0)->soleUser() == squeeze) {
+      const auto sdim = constInt(slice->input(1)), start = constInt(slice->input(2)), end = constInt(slice->input(3));
+      if (sdim && *sdim == 0 && start && *start >= 0 && end && *end == *start + 1 && isOne(slice->input(4))) {
+        m.x_slice = slice;
+        m.x_step = *start;
+      }
+    }
+  }
   return m;
 }
 
@@ -165,9 +188,16 @@ void rewrite(Graph& g, const Match& m) {
   NodeSpec spec;
   spec.kind = kLstmStepOp;
   spec.schema = &lstmStepSchema();
-  spec.inputs = {m.add->input(m.gx_input),  m.hview->input(0),  m.m_fc->input(m.c_input),
-                 m.addmm->input(2),         m.addmm->input(0),  m.hview->input(1),
-                 m.gview->input(1),         m.split->input(2)};
+  Value* gx = m.x_slice ? m.x_slice->input(0) : m.add->input(m.gx_input);
+  spec.inputs = {gx,
+                 m.hview->input(0),
+                 m.m_fc->input(m.c_input),
+                 m.addmm->input(2),
+                 m.addmm->input(0),
+                 m.hview->input(1),
+                 m.gview->input(1),
+                 m.split->input(2),
+                 g.addConstant(c10::IValue(m.x_step), c10::IntType::get())};
   spec.outputs = {{c10::TensorType::get(), m.hmul->output(0)->name()},
                   {c10::TensorType::get(), m.cadd->output(0)->name()}};
   // Just before c' = f * c + i * g: every input is read by an earlier node of the step.

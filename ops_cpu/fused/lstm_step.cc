@@ -31,13 +31,17 @@ namespace {
 
 using out::PackedLinear;
 
-std::tuple<at::Tensor, at::Tensor> lstmStepReference(const at::Tensor& gates_x, const at::Tensor& h,
+std::tuple<at::Tensor, at::Tensor> lstmStepReference(const at::Tensor& gx_in, const at::Tensor& h,
                                                      const at::Tensor& c, const at::Tensor& w_hh_t,
                                                      const at::Tensor& b_hh, c10::IntArrayRef h_shape,
-                                                     c10::IntArrayRef gates_shape, int64_t split_dim) {
+                                                     c10::IntArrayRef gates_shape, int64_t split_dim,
+                                                     int64_t x_step) {
   TORCH_CHECK(!gates_shape.empty() && gates_shape.back() % 4 == 0,
               "ops_cpu::lstm_step: gates_shape must end in 4 * hidden, got ", gates_shape);
   const int64_t hidden = gates_shape.back() / 4;
+  // x_step >= 0: gx holds every step's projection; this step's is the slice the graph
+  // took before the fusion absorbed it.
+  const at::Tensor gates_x = x_step >= 0 ? at::squeeze(at::slice(gx_in, 0, x_step, x_step + 1, 1), {0}) : gx_in;
   const at::Tensor gates = at::add(at::addmm(b_hh, h.view(h_shape), w_hh_t).view(gates_shape), gates_x);
   const std::vector<at::Tensor> g = at::split_with_sizes(gates, {hidden, hidden, hidden, hidden}, split_dim);
   at::Tensor c2 = at::add(at::mul(at::sigmoid(g[1]), c), at::mul(at::sigmoid(g[0]), at::tanh(g[2])));
@@ -55,7 +59,7 @@ const c10::FunctionSchema* registerSchema() {
   lib = new torch::Library(torch::Library::FRAGMENT, "ops_cpu", std::nullopt, __FILE__, __LINE__);
   lib->def(
       "lstm_step(Tensor gates_x, Tensor h, Tensor c, Tensor w_hh_t, Tensor b_hh, int[] h_shape, int[] gates_shape, "
-      "int split_dim) -> (Tensor, Tensor)");
+      "int split_dim, int x_step) -> (Tensor, Tensor)");
   lib->impl("lstm_step", torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(lstmStepReference)));
   return &c10::Dispatcher::singleton().findSchemaOrThrow(kLstmStepOp, "").schema();
 }
@@ -70,6 +74,15 @@ float* sizedOutput(KernelContext& ctx, size_t i, c10::IntArrayRef sizes) {
   return ctx.output(i).toTensor().data_ptr<float>();
 }
 
+// True when `sizes` broadcasts to `to` (out::broadcastsTo for a shape).
+bool broadcastsTo(c10::IntArrayRef sizes, c10::IntArrayRef to) {
+  const size_t d = sizes.size(), n = to.size();
+  if (d > n) return false;
+  for (size_t i = 1; i <= d; ++i)
+    if (sizes[d - i] != 1 && sizes[d - i] != to[n - i]) return false;
+  return true;
+}
+
 bool plainFloat(const at::Tensor& t) {
   return t.scalar_type() == at::kFloat && out::isDenseCpu(t) && t.is_contiguous();
 }
@@ -79,7 +92,7 @@ bool plainFloat(const at::Tensor& t) {
 struct LstmStep {
   int64_t rows, k, hidden;          // h viewed as [rows, k]; gates [rows, 4 * hidden]
   std::vector<int64_t> h_shape, gates_shape, out_shape;
-  int64_t split_dim;
+  int64_t split_dim, x_step;
   at::Tensor w_hh_t, b_hh, w, bias;  // w = w_hh_t^T ([4H, K]), bias = b_hh as 4H floats
   std::optional<PackedLinear> packed;
   bool blas = false;
@@ -88,12 +101,21 @@ struct LstmStep {
     const at::Tensor& gx = ctx.tensor(0);
     const at::Tensor& h = ctx.tensor(1);
     const at::Tensor& c = ctx.tensor(2);
-    const bool fast = plainFloat(gx) && plainFloat(h) && plainFloat(c) && h.numel() == rows * k &&
-                      gx.numel() == rows * 4 * hidden && out::broadcastsTo(gx, gates_shape) &&
+    // This step's projection: all of gx, or its row x_step (dim 0) when the fusion
+    // absorbed the slice.
+    c10::IntArrayRef x_sizes = gx.sizes();
+    int64_t x_numel = gx.numel();
+    const bool has_row = x_step < 0 || (gx.dim() >= 1 && gx.size(0) > x_step);
+    if (x_step >= 0 && has_row) {
+      x_sizes = x_sizes.slice(1);
+      x_numel /= gx.size(0);
+    }
+    const bool fast = has_row && plainFloat(gx) && plainFloat(h) && plainFloat(c) && h.numel() == rows * k &&
+                      x_numel == rows * 4 * hidden && broadcastsTo(x_sizes, gates_shape) &&
                       c.numel() == rows * hidden && out::broadcastsTo(c, out_shape) &&
                       ((packed && out::smallGemmTakes(rows, k, 4 * hidden)) || blas);
     if (!fast) {
-      auto [h2, c2] = lstmStepReference(gx, h, c, w_hh_t, b_hh, h_shape, gates_shape, split_dim);
+      auto [h2, c2] = lstmStepReference(gx, h, c, w_hh_t, b_hh, h_shape, gates_shape, split_dim, x_step);
       ctx.output(0) = std::move(h2);
       ctx.output(1) = std::move(c2);
       return;
@@ -112,17 +134,18 @@ struct LstmStep {
     } else {
       out::blasLinear(hp, w.data_ptr<float>(), bias.data_ptr<float>(), gh, rows, k, n);
     }
-    out::lstmGates(gh, gx.data_ptr<float>(), c.data_ptr<float>(), h2, c2, rows, hidden);
+    const float* gxp = gx.data_ptr<float>() + (x_step >= 0 ? x_step * x_numel : 0);
+    out::lstmGates(gh, gxp, c.data_ptr<float>(), h2, c2, rows, hidden);
   }
 };
 
 std::unique_ptr<Kernel> makeLstmStep(KernelBuildContext& b, bool small_gemm) {
   using namespace out;
-  if (numInputs(b) != 8) return nullptr;
+  if (numInputs(b) != 9) return nullptr;
   const at::Tensor wt = constTensor(b, 3), bias = constTensor(b, 4);
   auto h_shape = constInts(b, 5), gates_shape = constInts(b, 6);
-  auto split_dim = constInt(b, 7);
-  if (!wt.defined() || !bias.defined() || !h_shape || !gates_shape || !split_dim) return nullptr;
+  auto split_dim = constInt(b, 7), x_step = constInt(b, 8);
+  if (!wt.defined() || !bias.defined() || !h_shape || !gates_shape || !split_dim || !x_step) return nullptr;
   if (wt.scalar_type() != at::kFloat || wt.dim() != 2 || !isDenseCpu(wt) || bias.scalar_type() != at::kFloat ||
       bias.dim() != 1 || !isDenseCpu(bias))
     return nullptr;
@@ -145,6 +168,7 @@ std::unique_ptr<Kernel> makeLstmStep(KernelBuildContext& b, bool small_gemm) {
   step->out_shape = *gates_shape;
   step->out_shape.back() = n / 4;
   step->split_dim = *split_dim;
+  step->x_step = *x_step;
   step->w_hh_t = wt;
   step->b_hh = bias;
   step->w = wt.t();

@@ -1,6 +1,12 @@
 // Recurrent layers: aten::lstm and aten::gru, both overloads each (.input: a padded
 // [T, B, F] / [B, T, F] sequence; .data: a packed sequence's data and batch_sizes).
 //
+// With frozen weights, the .input overloads are normally served by brisk's own layers
+// (rnn_layers.h, out-variant kernels registered here and tried first); the kernels
+// below serve what those decline (weights read per run, proj_size, flags that are not
+// constants), the packed-sequence overloads, and every node when the out-variant
+// registry is off.
+//
 // Each kernel calls ATen's own at::lstm / at::gru, i.e. exactly what the interpreter's
 // boxed operator runs (oneDNN's fused LSTM where ATen picks it, ATen's cell loop with
 // one input-projection GEMM over all steps otherwise), so results are bit-identical,
@@ -22,6 +28,7 @@
 #include <vector>
 
 #include "ops_cpu/native/common.h"
+#include "ops_cpu/native/rnn_layers.h"
 
 namespace brisk::ops_cpu::native {
 namespace {
@@ -194,6 +201,9 @@ std::unique_ptr<Kernel> gru(KernelBuildContext& b, bool packed) {
 }  // namespace
 
 void registerRnnKernels(PluginRegistrar& r) {
+  // brisk's own layers for frozen weights (out-variant kernels, tried first); these
+  // native kernels serve the nodes they decline and the packed-sequence overloads.
+  registerBriskRnnKernels(r);
   r.native("aten::lstm.input", [](KernelBuildContext& b) { return lstm(b, false); });
   r.native("aten::lstm.data", [](KernelBuildContext& b) { return lstm(b, true); });
   r.native("aten::gru.input", [](KernelBuildContext& b) { return gru(b, false); });

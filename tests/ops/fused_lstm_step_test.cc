@@ -39,6 +39,16 @@ size_t countKind(const Graph& g, const std::string& kind) {
   return n;
 }
 
+// Fused steps that read their row of the input projection in place (x_step >= 0: the
+// slice and squeeze before them were absorbed).
+size_t absorbedSlices(const Graph& g, const std::string& kind) {
+  size_t n = 0;
+  for (const Node* node : g.allNodes())
+    if (node->kind() == kind && node->inputs().back()->isConstant() && node->inputs().back()->constant().toInt() >= 0)
+      ++n;
+  return n;
+}
+
 size_t passChanged(const Module& m, const std::string& name, bool* skipped) {
   for (const PassResult& r : m.passReport())
     if (r.name == name) {
@@ -93,6 +103,7 @@ TEST(FuseLstmCell, TaggerMatchesExportAndUnfused) {
   // elimination removes them all.
   EXPECT_LE(fused->graph().numNodes() + 76 * 14, unfused->graph().numNodes());
   EXPECT_EQ(countKind(fused->graph(), "aten::split_with_sizes"), 4u);
+  EXPECT_EQ(absorbedSlices(fused->graph(), "ops_cpu::lstm_step"), 76u);
   for (const NodeKernelInfo& k : fused->kernelReport())
     if (k.op == "ops_cpu::lstm_step") {
       EXPECT_EQ(k.kind, KernelKind::kOutVariant);

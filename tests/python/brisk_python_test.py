@@ -203,8 +203,8 @@ class Introspection(unittest.TestCase):
         m = brisk.load(zoo("resnet18"))
         passes = m.passes()
         self.assertEqual([p["name"] for p in passes],
-                         ["eliminate_dead_code", "fold_constants", "ops_cpu.fuse_lstm_cell", "partition_delegates",
-                          "eliminate_dead_code_late",
+                         ["eliminate_dead_code", "fold_constants", "ops_cpu.fuse_lstm_cell", "ops_cpu.fuse_gru_cell",
+                          "partition_delegates", "eliminate_dead_code_late",
                           "own_constant_outputs", "inplace_reuse"])
         by_name = {p["name"]: p for p in passes}
         self.assertGreater(by_name["inplace_reuse"]["changed"], 0, "resnet18's relus reuse their inputs")
