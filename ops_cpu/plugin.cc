@@ -3,6 +3,8 @@
 // kernels (ops_cpu/native/) cover views, list and scalar ops without the dispatcher; fused
 // ops (ops_cpu/fused/) replace subgraphs that their graph passes find.
 #include "core/kernels/plugin.h"
+#include "ops_cpu/fused/elementwise_fusion.h"
+#include "ops_cpu/fused/fused_pointwise.h"
 #include "ops_cpu/fused/lstm_cell_fusion.h"
 #include "ops_cpu/fused/lstm_step.h"
 #include "ops_cpu/registration.h"
@@ -12,4 +14,6 @@ BRISK_PLUGIN(registrar) {
   brisk::ops_cpu::registerNativeKernels(registrar);
   brisk::ops_cpu::registerLstmStep(registrar);
   brisk::ops_cpu::registerLstmCellFusion(registrar);
+  brisk::ops_cpu::registerFusedPointwise(registrar);
+  brisk::ops_cpu::registerElementwiseFusion(registrar);
 }
