@@ -15,6 +15,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/common/options.h"
 #include "core/graph/graph.h"
 #include "ops_cpu/fused/fused_pointwise.h"
 
@@ -197,7 +198,10 @@ size_t fuseBlock(Block& block) {
 
 }  // namespace
 
-size_t fusePointwise(Graph& g, const PassContext&) {
+size_t fusePointwise(Graph& g, const PassContext& ctx) {
+  // The fused node has an out-variant kernel only (no TorchScript operator): without that
+  // registry the original nodes must stay.
+  if (ctx.options.fallback_only || !ctx.options.use_out_variants) return 0;
   size_t fused = 0;
   for (Block* b : g.allBlocks()) fused += fuseBlock(*b);
   return fused;

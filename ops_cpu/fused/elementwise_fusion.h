@@ -15,6 +15,8 @@
 //    out-of-place twin);
 //  * a group is convex (no path leaves it and comes back) and compiles under the dtype
 //    rules of fused_pointwise.cc; a group that does not is split or left alone.
+// The pass does nothing under fallback_only or without out-variant kernels (the fused
+// node has no other kernel).
 // Every value of the group read outside it (including graph outputs) is an output of the
 // fused node; the others vanish.
 #include <cstddef>
