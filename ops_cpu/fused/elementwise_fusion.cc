@@ -117,6 +117,7 @@ bool rewrite(Block& block, const std::vector<Node*>& group) {
   }
   NodeSpec spec;
   spec.kind = kFusedPointwiseKind;
+  spec.schema = fusedPointwiseSchema(e.inputs.size(), returns.size());
   spec.inputs = e.inputs;
   for (Value* r : returns) spec.outputs.emplace_back(c10::TensorType::get(), r->name());
   Node* fused = block.insertNodeBefore(wrapper, std::move(spec));

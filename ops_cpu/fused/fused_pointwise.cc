@@ -19,6 +19,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 
 #include "core/common/error.h"
@@ -709,6 +710,21 @@ std::string pointwiseGroupProblem(const std::vector<PointwiseStep>& steps, const
                                   const std::vector<int>& outs) {
   Compiled c;
   return Compiler(steps, inputs, outs).compile(c);
+}
+
+const c10::FunctionSchema* fusedPointwiseSchema(size_t inputs, size_t outputs) {
+  static std::mutex mu;
+  // Never destroyed: nodes of any Module may point at them until the process ends.
+  static auto* schemas = new std::map<std::pair<size_t, size_t>, std::unique_ptr<c10::FunctionSchema>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& s = (*schemas)[{inputs, outputs}];
+  if (!s) {
+    std::vector<c10::Argument> args, rets;
+    for (size_t i = 0; i < inputs; ++i) args.emplace_back("i" + std::to_string(i), c10::AnyType::get());
+    for (size_t i = 0; i < outputs; ++i) rets.emplace_back("", c10::TensorType::get());
+    s = std::make_unique<c10::FunctionSchema>(kFusedPointwiseKind, "", std::move(args), std::move(rets));
+  }
+  return s.get();
 }
 
 void registerFusedPointwise(PluginRegistrar& r) { r.outVariant(kFusedPointwiseKind, makeFusedPointwise); }

@@ -15,11 +15,15 @@
 // output has the full shape); then it runs the program over the elements. Anything else
 // runs the original operators one by one through the dispatcher: the same results and
 // errors as the unfused graph, only slower.
+#include <cstddef>
 #include <string>
 #include <vector>
 
 #include "core/kernels/plugin.h"
 
+namespace c10 {
+struct FunctionSchema;
+}
 namespace brisk {
 class Node;
 class Value;
@@ -45,6 +49,13 @@ std::string pointwiseNodeProblem(const Node& n);
 // fused node reads.
 std::string pointwiseGroupProblem(const std::vector<PointwiseStep>& steps, const std::vector<Value*>& inputs,
                                   const std::vector<int>& outs);
+
+// The schema of a fused node with this many inputs and outputs:
+// "ops_cpu::fused_pointwise(Any i0, ...) -> (Tensor, ...)", with no alias annotations, so
+// escape analysis knows the outputs are fresh tensors and effects.h that the node only
+// computes (an in-place op inside writes a tensor made in the group). Not registered with
+// the dispatcher (no TorchScript operator runs it); kept for the process's lifetime.
+const c10::FunctionSchema* fusedPointwiseSchema(size_t inputs, size_t outputs);
 
 void registerFusedPointwise(PluginRegistrar& r);
 
