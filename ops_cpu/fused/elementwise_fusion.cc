@@ -204,12 +204,18 @@ size_t fusePointwise(Graph& g, const PassContext& ctx) {
   // registry the original nodes must stay.
   if (ctx.options.fallback_only || !ctx.options.use_out_variants) return 0;
   size_t fused = 0;
-  for (Block* b : g.allBlocks()) fused += fuseBlock(*b);
+  for (Block* b : g.allBlocks()) {
+    // A delegate partition's nested block is its fallback: left as the backend saw it.
+    if (b->owningNode() && b->owningNode()->kind() == kDelegateKind) continue;
+    fused += fuseBlock(*b);
+  }
   return fused;
 }
 
 void registerElementwiseFusion(PluginRegistrar& r) {
-  r.pass("fuse_pointwise", kPassOrderFuse, fusePointwise,
+  // After partition_delegates: whichever claims a node first keeps it, and delegate
+  // backends (oneDNN's conv / linear chains with their post-ops) claim first.
+  r.pass("fuse_pointwise", kPassOrderPartition + 50, fusePointwise,
          "groups of >= 2 connected elementwise nodes (arithmetic, comparisons, where, clamp, activations) -> one "
          "ops_cpu::fused_pointwise node, one vectorized loop");
 }

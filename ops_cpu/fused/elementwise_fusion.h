@@ -3,13 +3,16 @@
 // (arithmetic, comparisons, where, clamp, activations: the op table of
 // fused_pointwise.cc) into one ops_cpu::fused_pointwise node (fused_pointwise.h).
 //
+// Runs after delegate partitioning (order kPassOrderPartition + 50): a node a delegate
+// backend claimed is inside a brisk::delegate node by then and stays there (the pass does
+// not enter partitions' blocks).
+//
 // Rules, each for a reason:
-//  * at least two nodes per group: one node gains nothing, and a lone activation after a
-//    convolution or linear layer is what a delegate backend (oneDNN) fuses as a post-op;
+//  * at least two nodes per group: one node gains nothing;
 //  * a node reading the result of a convolution, linear layer, matmul or batch norm (or
-//    of a node excluded by this rule) is not fused: the pass runs before delegate
-//    partitioning (kPassOrderFuse < kPassOrderPartition), and those chains are the
-//    backend's post-ops (conv + add + relu in resnet18);
+//    of a node excluded by this rule) is not fused: those chains are delegate post-ops
+//    (conv + add + relu in resnet18), and when no backend took them (no delegates, a
+//    shape the backend declined) they stay the nodes the backend would see next time;
 //  * an in-place op joins only when the tensor it writes is made inside the group and read
 //    by nothing else, so no one can observe the write (it then computes like its
 //    out-of-place twin);

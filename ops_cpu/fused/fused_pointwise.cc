@@ -180,6 +180,10 @@ struct Compiled {
   std::vector<InputPlan> inputs;  // per program input
   std::vector<int> source;        // per program input: the fused node's input
   std::vector<uint64_t> deps;     // per output: program inputs it depends on (bit mask)
+  // Per in-place step with a second operand: (self's deps, the result's deps). ATen
+  // refuses an in-place op whose result would be bigger than self; the fused loop checks
+  // the shapes are equal and otherwise leaves the call to the original ops (and their error).
+  std::vector<std::pair<uint64_t, uint64_t>> inplace_checks;
   bool needs_rank = false;
 };
 
@@ -264,6 +268,7 @@ class Compiler {
         }
       }
       if (slot_of_input_[r] < 0) {
+        if (c_->inputs.size() >= 64) return fail("more than 64 inputs");  // deps are 64-bit masks
         slot_of_input_[r] = static_cast<int>(c_->inputs.size());
         c_->needs_rank |= plan->needs_rank;
         c_->inputs.push_back(std::move(*plan));
@@ -338,6 +343,7 @@ class Compiler {
         if (x->type == VT::kS && y->type == VT::kS) return "no tensor operand";
         if (pk.inplace && (x->type != VT::kF || info.form == Form::kCompare)) return "in-place form";
         const VT t = info.form == Form::kCompare ? VT::kB : VT::kF;
+        if (pk.inplace) c_->inplace_checks.emplace_back(x->deps, x->deps | y->deps);
         const uint16_t d = result(s, t, x->deps | y->deps);
         if (info.form == Form::kRsubAlpha)
           emit(info.op, d, y->slot, x->slot);
@@ -391,6 +397,7 @@ class Compiler {
           auto y = need(1);
           if (!y) return err_;
           if (y->type != VT::kS) return "bound is not a scalar";
+          if (pk.inplace) c_->inplace_checks.emplace_back(x->deps, x->deps | y->deps);
           const uint16_t d = result(s, VT::kF, x->deps | y->deps);
           emit(info.op, d, x->slot, y->slot);
           return "";
@@ -592,6 +599,10 @@ class FusedPointwiseKernel final : public Kernel {
       if ((d & tensors) == tensors) continue;
       Shape s = dependsShape(c, d, sizes);
       if (s.n != out.n || !std::equal(s.d, s.d + s.n, out.d)) return false;
+    }
+    for (const auto& [self_deps, result_deps] : c.inplace_checks) {
+      const Shape a = dependsShape(c, self_deps, sizes), b = dependsShape(c, result_deps, sizes);
+      if (a.n != b.n || !std::equal(a.d, a.d + a.n, b.d)) return false;
     }
     void* outs[64];
     const size_t nout = c.program.outputs.size();

@@ -282,6 +282,13 @@ graph(%x : Tensor, %w : Tensor):
   return (%v, %y)
 )IR";
 
+// add_ whose other operand is bigger than its self: whatever the unfused graph does with
+// it (brisk's own in-place handling), the fused one does the same.
+TEST(FusedPointwise, InPlaceWithBroadcastingOperand) {
+  expectSame(kInplaceInside, {{specials({4}, 50), specials({3, 4}, 51)}, {specials({3, 4}, 52), specials({4}, 53)}},
+             1);
+}
+
 TEST(FusedPointwise, InPlaceOnlyOnValuesMadeInTheGroup) {
   expectSame(kInplaceInside, {{specials({4, 16}, 13), specials({4, 16}, 14)}}, 1);
   // add_ and relu_ write the graph input %x, which mul and the caller read: never fused.

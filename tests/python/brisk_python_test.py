@@ -203,8 +203,8 @@ class Introspection(unittest.TestCase):
         m = brisk.load(zoo("resnet18"))
         passes = m.passes()
         self.assertEqual([p["name"] for p in passes],
-                         ["eliminate_dead_code", "fold_constants", "ops_cpu.fuse_lstm_cell", "ops_cpu.fuse_pointwise",
-                          "partition_delegates",
+                         ["eliminate_dead_code", "fold_constants", "ops_cpu.fuse_lstm_cell", "partition_delegates",
+                          "ops_cpu.fuse_pointwise",
                           "eliminate_dead_code_late",
                           "own_constant_outputs", "inplace_reuse"])
         by_name = {p["name"]: p for p in passes}
