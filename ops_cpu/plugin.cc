@@ -3,6 +3,8 @@
 // kernels (ops_cpu/native/) cover views, list and scalar ops without the dispatcher; fused
 // ops (ops_cpu/fused/) replace subgraphs that their graph passes find.
 #include "core/kernels/plugin.h"
+#include "ops_cpu/fused/elementwise_fusion.h"
+#include "ops_cpu/fused/fused_pointwise.h"
 #include "ops_cpu/fused/gru_cell_fusion.h"
 #include "ops_cpu/fused/gru_step.h"
 #include "ops_cpu/fused/lstm_cell_fusion.h"
@@ -16,4 +18,6 @@ BRISK_PLUGIN(registrar) {
   brisk::ops_cpu::registerLstmCellFusion(registrar);
   brisk::ops_cpu::registerGruStep(registrar);
   brisk::ops_cpu::registerGruCellFusion(registrar);
+  brisk::ops_cpu::registerFusedPointwise(registrar);
+  brisk::ops_cpu::registerElementwiseFusion(registrar);
 }

@@ -9,7 +9,7 @@ checking the generator itself (every program compiles, runs, and is deterministi
 
 Environment (all optional):
   BRISK_DIFF_SEED     base seed (default 1)
-  BRISK_DIFF_COUNT    programs per run (default 300: 50 per family)
+  BRISK_DIFF_COUNT    programs per run (default 350: 50 per family)
   BRISK_DIFF_CASE     only these program indices: "17", "3,17,40-45"
   BRISK_DIFF_OPTIONS  only these option sets: "default,fallback_only"
   BRISK_DIFF_SHRINK   0: do not minimise failing programs (default: a time-capped greedy pass)
@@ -65,7 +65,7 @@ def _indices(spec, count):
 
 
 BASE = int(os.environ.get("BRISK_DIFF_SEED", "1"))
-INDICES = _indices(os.environ.get("BRISK_DIFF_CASE", ""), int(os.environ.get("BRISK_DIFF_COUNT", "300")))
+INDICES = _indices(os.environ.get("BRISK_DIFF_CASE", ""), int(os.environ.get("BRISK_DIFF_COUNT", "350")))
 SELECTED = [s for s in os.environ.get("BRISK_DIFF_OPTIONS", ",".join(OPTION_SETS)).split(",") if s]
 for _s in SELECTED:
     if _s not in OPTION_SETS:

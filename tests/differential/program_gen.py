@@ -23,7 +23,7 @@ import sys
 
 from program_ast import Compound, Line, Program
 
-FAMILIES = ["control_flow", "views", "containers", "inplace", "vararg", "scalars"]
+FAMILIES = ["control_flow", "views", "containers", "inplace", "vararg", "scalars", "pointwise"]
 
 # Print/format arguments that are big ints: int64 values that do not fit in 32 bits
 # are where a vararg op that reads its arguments with the wrong type goes wrong.
@@ -880,6 +880,75 @@ class Generator:
         return Line(f"{v.name} = {e}")
 
 
+    # pointwise family: chains of elementwise ops (what ops_cpu.fuse_pointwise groups), with
+    # broadcasting (a row x[0], a 0-dim x[0, 0], a column that the fused loop does not
+    # take), type promotion (python scalars, bool masks, long and double operands), in-place
+    # ops on fresh intermediates, and every step named so intermediates can be returned.
+    def pw_operand(self, scope, cur):
+        """(expression, shape, dtype) of a second operand for `cur` (2-d float)."""
+        b = self.recent(self.same_shape(scope, cur)) or cur
+        N, M = cur.shape
+        opts = [(b.name, cur.shape, "float")] * 4 + [
+            (f"{b.name}[0]", cur.shape, "float"),            # trailing-dimension vector
+            (f"{b.name}[0, 0]", cur.shape, "float"),         # 0-dim tensor
+            (f"{b.name}[:, 0:1]", cur.shape, "float"),       # column: not the fused loop's case
+            (self.rng.choice(["0.5", "2.0", "-1.25", "3"]), cur.shape, "float"),
+            ("k", cur.shape, "float"),
+            ("torch.arange(m)", cur.shape, "float"),         # long row: promoted
+            (f"{b.name}.double()", cur.shape, "double"),     # double: promoted
+        ]
+        return self.rng.choice(opts)
+
+    def t_pw_chain(self, scope):
+        cur = self.recent(self.float_ts(scope, lambda v: len(v.shape) == 2 and v.dtype == "float"))
+        if cur is None:
+            return None
+        lines = []
+        for _ in range(self.rng.randint(2, 6)):
+            r = self.rng.random()
+            dtype = "float"
+            if r < 0.45:
+                other, _, dtype = self.pw_operand(scope, cur)
+                op = self.rng.choice(["+", "-", "*", "/"])
+                e = self.rng.choice([f"{cur.name} {op} {other}", f"{other} {op} {cur.name}"])
+                if self.rng.random() < 0.2:
+                    e = f"torch.add({cur.name}, {other}, alpha={self.rng.choice(['1', '2', '0.5'])})"
+            elif r < 0.75:
+                e = self.rng.choice([
+                    f"torch.relu({cur.name})", f"{cur.name}.abs()", f"torch.tanh({cur.name})",
+                    f"torch.sigmoid({cur.name})", f"-{cur.name}", f"torch.exp({cur.name}.clamp(-10.0, 10.0))",
+                    f"torch.sqrt({cur.name}.abs())", f"torch.reciprocal({cur.name}.abs() + 1.0)",
+                    f"torch.clamp({cur.name}, -1.0, 1.5)", f"torch.clamp_min({cur.name}, 0.25)",
+                    f"torch.clamp_max({cur.name}, 0.5)", f"torch.nn.functional.relu6({cur.name} * 4.0)",
+                    f"torch.nn.functional.hardtanh({cur.name}, -0.5, 0.5)",
+                    f"torch.nn.functional.silu({cur.name})",
+                    f'torch.nn.functional.gelu({cur.name}, approximate="tanh")',
+                    f"torch.nn.functional.gelu({cur.name})",
+                    f"torch.nn.functional.hardswish({cur.name})", f"torch.nn.functional.hardsigmoid({cur.name})",
+                    f"torch.nn.functional.leaky_relu({cur.name}, 0.1)", f"torch.rsub({cur.name}, 1.0)"])
+            else:
+                other, _, odt = self.pw_operand(scope, cur)
+                cmp = self.rng.choice([">", "<", ">=", "<=", "==", "!="])
+                mask = self.new_t(scope, cur.shape, dtype="bool", prefix="p")
+                lines.append(Line(f"{mask.name} = {cur.name} {cmp} {other}"))
+                b = self.recent(self.same_shape(scope, cur)) or cur
+                e = self.rng.choice([f"torch.where({mask.name}, {cur.name}, {b.name})",
+                                     f"torch.where({mask.name}, {cur.name}, 0.0)",
+                                     f"torch.where({mask.name}, -1.0, {b.name})"])
+            v = self.new_t(scope, cur.shape, dtype=dtype, prefix="p")
+            lines.append(Line(f"{v.name} = {e}"))
+            if dtype != "float":
+                break
+            cur = v
+            if self.rng.random() < 0.25 and self.can_mutate(cur):  # in place on a fresh intermediate
+                other, _, odt = self.pw_operand(scope, cur)
+                if odt != "float" or "arange" in other:
+                    other = "0.5"
+                lines.append(Line(self.rng.choice([f"{cur.name}.add_({other})", f"{cur.name}.mul_({other})",
+                                                   f"{cur.name}.relu_()", f"{cur.name}.clamp_(-1.0, 1.0)",
+                                                   f"{cur.name}.sigmoid_()"])))
+        return lines
+
 # Template names per family (the family's share is 65%; the rest draws from all).
 TEMPLATES = {
     "control_flow": ["if", "if", "if_tuple", "for", "while", "loop_tuple", "unary"],
@@ -891,6 +960,7 @@ TEMPLATES = {
                 "input_inplace", "view", "unary"],
     "vararg": ["print", "print", "format", "format", "str_ops", "int_expr"],
     "scalars": ["int_expr", "int_expr", "float_expr", "bool_expr", "tensor_from_scalars"],
+    "pointwise": ["pw_chain", "pw_chain", "pw_chain", "unary"],
 }
 ALL_TEMPLATES = sorted({t for ts in TEMPLATES.values() for t in ts})
 COMPOUND = {"if", "if_tuple", "for", "while", "loop_tuple", "list_loop", "dict_loop", "loop_append"}

@@ -1,5 +1,7 @@
 #include "tests/ops/op_tester.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/irparser.h>
@@ -80,6 +82,9 @@ std::string kernelDetail(const Module& m, const std::string& op) {
 void OpTester::run() {
   Options options = options_;
   options.use_delegates = options.use_delegates && delegates_;
+  const bool has_ops_cpu =
+      std::find(options.plugins.begin(), options.plugins.end(), "ops_cpu") != options.plugins.end();
+  if (!fusion_ && has_ops_cpu) options.disabled_passes.push_back("ops_cpu.fuse_pointwise");
   auto module = Module::fromIR(ir_, options, "op-test");
   for (const auto& [key, kind] : expected_) {
     bool found = false;

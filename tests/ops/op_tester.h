@@ -74,6 +74,12 @@ class OpTester {
     delegates_ = true;
     return *this;
   }
+  // Likewise, elementwise fusion (ops_cpu.fuse_pointwise) would replace the ops under test
+  // by one fused node; it stays off unless a test asks for it.
+  OpTester& withFusion() {
+    fusion_ = true;
+    return *this;
+  }
   void run();
 
  private:
@@ -83,6 +89,7 @@ class OpTester {
   Tolerance tol_{1e-5, 1e-6};
   Options options_;
   bool delegates_ = false;
+  bool fusion_ = false;
 };
 
 }  // namespace brisk::testing

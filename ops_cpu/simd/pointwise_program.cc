@@ -1,0 +1,341 @@
+// The fused elementwise interpreter; see pointwise_program.h.
+//
+// Layout of one call: the output range is cut into tiles of at most kTile elements that
+// never cross a row (so a trailing-dimension vector is one pointer per tile). Each tile
+// gives every operand slot a pointer: a full input points into its tensor, a row input
+// into its vector, a scalar input at a buffer filled with its value once per call, a
+// register at its scratch buffer. On the AVX2 path every instruction then runs whole
+// 8-lane vectors; a tile whose length is not a multiple of 8 (the last one of a row)
+// first copies its inputs into zero-padded staging buffers, so tails get exactly the
+// same lane arithmetic as the body and nothing reads past a tensor's end.
+#include "ops_cpu/simd/pointwise_program.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "ops_cpu/simd/cpu_features.h"
+
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+namespace brisk::ops_cpu::pw {
+namespace {
+
+// Per-thread scratch: registers, scalar broadcasts, staging for short tiles, slot
+// pointers. Grown on the first call with a bigger program, then reused.
+struct Scratch {
+  std::vector<float> regs, bcast, staging;
+  std::vector<const float*> slots;
+  float* reg(size_t i) { return regs.data() + i * kTile; }
+};
+
+Scratch& scratchFor(const Program& p) {
+  static thread_local Scratch s;
+  const size_t nin = p.num_inputs, nreg = p.num_registers;
+  if (s.regs.size() < nreg * kTile) s.regs.resize(nreg * kTile);
+  if (s.bcast.size() < nin * kTile) s.bcast.resize(nin * kTile);
+  if (s.staging.size() < nin * kTile) s.staging.resize(nin * kTile);
+  if (s.slots.size() < nin + nreg) s.slots.resize(nin + nreg);
+  return s;
+}
+
+// Sets the slots of the inputs for the tile [i, i + len) (row offset `col`).
+// `pad`: copy full / row inputs into zero-padded staging (length not a multiple of 8).
+void bindInputs(const Program& p, const Input* in, Scratch& s, int64_t i, int64_t col, int64_t len, bool pad) {
+  for (size_t k = 0; k < p.num_inputs; ++k) {
+    const Input& x = in[k];
+    if (x.kind == InputKind::kScalar) {
+      s.slots[k] = x.data ? x.data : s.bcast.data() + k * kTile;
+      continue;
+    }
+    const float* src = x.kind == InputKind::kFull ? x.data + i : x.data + col;
+    if (pad) {
+      float* st = s.staging.data() + k * kTile;
+      std::memcpy(st, src, len * sizeof(float));
+      std::memset(st + len, 0, ((len + 7) / 8 * 8 - len) * sizeof(float));
+      src = st;
+    }
+    s.slots[k] = src;
+  }
+}
+
+void fillBroadcasts(const Program& p, const Input* in, Scratch& s) {
+  for (size_t k = 0; k < p.num_inputs; ++k)
+    if (in[k].kind == InputKind::kScalar && !in[k].data) std::fill_n(s.bcast.data() + k * kTile, kTile, in[k].value);
+}
+
+void storeOutputs(const Program& p, Scratch& s, void* const* outputs, int64_t i, int64_t len) {
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    const float* r = s.slots[p.outputs[k].slot];
+    if (p.outputs[k].as_bool) {
+      uint8_t* o = static_cast<uint8_t*>(outputs[k]) + i;
+      for (int64_t j = 0; j < len; ++j) o[j] = r[j] != 0.0f;
+    } else {
+      std::memcpy(static_cast<float*>(outputs[k]) + i, r, len * sizeof(float));
+    }
+  }
+}
+
+// Walks the tiles of [begin, end), calling exec(len) with the slots bound.
+template <class Exec>
+void forTiles(const Program& p, const Input* in, void* const* outputs, int64_t begin, int64_t end, int64_t inner,
+              bool vector, Exec&& exec) {
+  Scratch& s = scratchFor(p);
+  for (size_t r = 0; r < p.num_registers; ++r) s.slots[p.num_inputs + r] = s.reg(r);
+  fillBroadcasts(p, in, s);
+  int64_t i = begin;
+  while (i < end) {
+    const int64_t col = i % inner;
+    const int64_t len = std::min({kTile, end - i, inner - col});
+    bindInputs(p, in, s, i, col, len, vector && len % 8 != 0);
+    exec(s, len);
+    storeOutputs(p, s, outputs, i, len);
+    i += len;
+  }
+}
+
+// --- scalar semantics (the portable path) ------------------------------------------
+
+inline float geluTanhScalar(float x) {
+  const float beta = static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5);
+  const float kappa = 0.044715f;
+  const float cube = x * x * x;
+  const float inner = beta * (x + kappa * cube);
+  return 0.5f * x * (1.0f + std::tanh(inner));
+}
+
+inline float scalarOp(Op op, float a, float b, float c, float imm) {
+  switch (op) {
+    case Op::kAdd: return a + b;
+    case Op::kSub: return a - b;
+    case Op::kMul: return a * b;
+    case Op::kDiv: return a / b;
+    case Op::kMax: return b > a ? b : a;
+    case Op::kMin: return b < a ? b : a;
+    case Op::kEq: return a == b ? 1.0f : 0.0f;
+    case Op::kNe: return a != b ? 1.0f : 0.0f;
+    case Op::kLt: return a < b ? 1.0f : 0.0f;
+    case Op::kLe: return a <= b ? 1.0f : 0.0f;
+    case Op::kGt: return a > b ? 1.0f : 0.0f;
+    case Op::kGe: return a >= b ? 1.0f : 0.0f;
+    case Op::kWhere: return a != 0.0f ? b : c;
+    case Op::kNeg: return -a;
+    case Op::kAbs: return std::fabs(a);
+    case Op::kReciprocal: return 1.0f / a;
+    case Op::kSqrt: return std::sqrt(a);
+    case Op::kRelu: return 0.0f > a ? 0.0f : a;
+    case Op::kLeakyRelu: return a > 0.0f ? a : a * imm;
+    case Op::kHardsigmoid: {
+      float t = a + 3.0f;
+      t = 0.0f > t ? 0.0f : t;
+      t = 6.0f < t ? 6.0f : t;
+      return t / 6.0f;
+    }
+    case Op::kHardswish: {
+      float t = a + 3.0f;
+      t = 0.0f > t ? 0.0f : t;
+      t = 6.0f < t ? 6.0f : t;
+      return a * t / 6.0f;
+    }
+    case Op::kExp: return std::exp(a);
+    case Op::kTanh: return std::tanh(a);
+    case Op::kSigmoid: return 1.0f / (1.0f + std::exp(-a));
+    case Op::kSilu: return a / (1.0f + std::exp(-a));
+    case Op::kGeluTanh: return geluTanhScalar(a);
+  }
+  return a;
+}
+
+}  // namespace
+
+void runScalar(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
+               int64_t inner) {
+  forTiles(p, inputs, outputs, begin, end, inner, false, [&](Scratch& s, int64_t len) {
+    for (const Instr& in : p.code) {
+      const float* a = s.slots[in.a];
+      const float* b = s.slots[in.b];
+      const float* c = s.slots[in.c];
+      float* d = const_cast<float*>(s.slots[in.dst]);
+      for (int64_t j = 0; j < len; ++j) d[j] = scalarOp(in.op, a[j], b[j], c[j], in.imm);
+    }
+  });
+}
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+
+namespace {
+
+// exp(x) = 2^n * exp(r), x = n ln2 + r, |r| <= ln2 / 2 (ln2 in two parts so n * ln2 is
+// exact), exp(r) by Cephes' degree-6 polynomial. 2^n is applied as two factors 2^(n/2)
+// and 2^(n - n/2), each a normal float, so results that overflow become inf and those in
+// the subnormal range are still produced (rounded twice there) instead of being clamped.
+inline __m256 exp8(__m256 x) {
+  const __m256 hi = _mm256_set1_ps(89.0f), lo = _mm256_set1_ps(-104.0f);
+  // Constant first: min/max return the second operand when one is NaN, so NaN stays.
+  x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
+  const __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 y = _mm256_set1_ps(1.9875691500E-4f);
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507E-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073E-3f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894E-2f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459E-1f));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201E-1f));
+  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i n = _mm256_cvtps_epi32(fx);
+  const __m256i n1 = _mm256_srai_epi32(n, 1);
+  const __m256i n2 = _mm256_sub_epi32(n, n1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 p1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
+  const __m256 p2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(y, p1), p2);
+}
+
+// Cephes tanhf: an odd polynomial below |x| = 0.625 (where 1 - 2 / (e^2|x| + 1) would
+// cancel), 1 - 2 / (e^2|x| + 1) with x's sign above.
+inline __m256 tanh8(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 ax = _mm256_andnot_ps(sign, x);
+  const __m256 one = _mm256_set1_ps(1.0f);
+  const __m256 e = exp8(_mm256_add_ps(ax, ax));
+  __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
+  big = _mm256_or_ps(big, _mm256_and_ps(sign, x));
+  const __m256 s = _mm256_mul_ps(x, x);
+  __m256 p = _mm256_set1_ps(-5.70498872745E-3f);
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(2.06390887954E-2f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-5.37397155531E-2f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.33314422036E-1f));
+  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.33332819422E-1f));
+  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x);
+  // NaN: ax < 0.625 is false, big is NaN (from e) -> NaN.
+  return _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
+}
+
+inline __m256 bool8(__m256 mask) { return _mm256_and_ps(mask, _mm256_set1_ps(1.0f)); }
+
+// One instruction over n8 vectors. Op dispatch is outside the element loop.
+void execAvx2(const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t n8) {
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
+  auto binary = [&](auto f) {
+    for (int64_t j = 0; j < n8; j += 8) _mm256_storeu_ps(d + j, f(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j)));
+  };
+  auto unary = [&](auto f) {
+    for (int64_t j = 0; j < n8; j += 8) _mm256_storeu_ps(d + j, f(_mm256_loadu_ps(a + j)));
+  };
+  switch (in.op) {
+    case Op::kAdd: return binary([](__m256 x, __m256 y) { return _mm256_add_ps(x, y); });
+    case Op::kSub: return binary([](__m256 x, __m256 y) { return _mm256_sub_ps(x, y); });
+    case Op::kMul: return binary([](__m256 x, __m256 y) { return _mm256_mul_ps(x, y); });
+    case Op::kDiv: return binary([](__m256 x, __m256 y) { return _mm256_div_ps(x, y); });
+    case Op::kMax: return binary([](__m256 x, __m256 y) { return _mm256_max_ps(y, x); });
+    case Op::kMin: return binary([](__m256 x, __m256 y) { return _mm256_min_ps(y, x); });
+    case Op::kEq: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_EQ_OQ)); });
+    case Op::kNe: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_NEQ_UQ)); });
+    case Op::kLt: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_LT_OQ)); });
+    case Op::kLe: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_LE_OQ)); });
+    case Op::kGt: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_GT_OQ)); });
+    case Op::kGe: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_GE_OQ)); });
+    case Op::kWhere:
+      for (int64_t j = 0; j < n8; j += 8) {
+        const __m256 m = _mm256_cmp_ps(_mm256_loadu_ps(a + j), zero, _CMP_NEQ_UQ);
+        _mm256_storeu_ps(d + j, _mm256_blendv_ps(_mm256_loadu_ps(c + j), _mm256_loadu_ps(b + j), m));
+      }
+      return;
+    case Op::kNeg: return unary([](__m256 x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); });
+    case Op::kAbs: return unary([](__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); });
+    case Op::kReciprocal: return unary([&](__m256 x) { return _mm256_div_ps(one, x); });
+    case Op::kSqrt: return unary([](__m256 x) { return _mm256_sqrt_ps(x); });
+    case Op::kRelu: return unary([&](__m256 x) { return _mm256_max_ps(zero, x); });
+    case Op::kLeakyRelu: {
+      const __m256 slope = _mm256_set1_ps(in.imm);
+      return unary([&](__m256 x) {
+        return _mm256_blendv_ps(_mm256_mul_ps(x, slope), x, _mm256_cmp_ps(x, zero, _CMP_GT_OQ));
+      });
+    }
+    case Op::kHardsigmoid:
+    case Op::kHardswish: {
+      const __m256 three = _mm256_set1_ps(3.0f), six = _mm256_set1_ps(6.0f);
+      const bool swish = in.op == Op::kHardswish;
+      return unary([&](__m256 x) {
+        const __m256 t = _mm256_min_ps(six, _mm256_max_ps(zero, _mm256_add_ps(x, three)));
+        return _mm256_div_ps(swish ? _mm256_mul_ps(x, t) : t, six);
+      });
+    }
+    case Op::kExp: return unary([](__m256 x) { return exp8(x); });
+    case Op::kTanh: return unary([](__m256 x) { return tanh8(x); });
+    case Op::kSigmoid:
+      return unary([&](__m256 x) { return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x)))); });
+    case Op::kSilu:
+      return unary([&](__m256 x) { return _mm256_div_ps(x, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x)))); });
+    case Op::kGeluTanh: {
+      const __m256 beta = _mm256_set1_ps(static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5));
+      const __m256 kappa = _mm256_set1_ps(0.044715f), half = _mm256_set1_ps(0.5f);
+      return unary([&](__m256 x) {
+        const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
+        const __m256 inner = _mm256_mul_ps(beta, _mm256_add_ps(x, _mm256_mul_ps(kappa, cube)));
+        return _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, tanh8(inner)));
+      });
+    }
+  }
+}
+
+void runAvx2(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
+             int64_t inner) {
+  forTiles(p, inputs, outputs, begin, end, inner, true, [&](Scratch& s, int64_t len) {
+    const int64_t n8 = (len + 7) / 8 * 8;
+    for (const Instr& in : p.code)
+      execAvx2(in, s.slots[in.a], s.slots[in.b], s.slots[in.c], const_cast<float*>(s.slots[in.dst]), n8);
+  });
+}
+
+}  // namespace
+
+#pragma GCC pop_options
+
+void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner) {
+  if (vectorized())
+    runAvx2(p, inputs, outputs, begin, end, inner);
+  else
+    runScalar(p, inputs, outputs, begin, end, inner);
+}
+
+bool vectorized() { return out::cpuHasAvx2Fma(); }
+
+const char* opName(Op op) {
+  switch (op) {
+    case Op::kAdd: return "add";
+    case Op::kSub: return "sub";
+    case Op::kMul: return "mul";
+    case Op::kDiv: return "div";
+    case Op::kMax: return "max";
+    case Op::kMin: return "min";
+    case Op::kEq: return "eq";
+    case Op::kNe: return "ne";
+    case Op::kLt: return "lt";
+    case Op::kLe: return "le";
+    case Op::kGt: return "gt";
+    case Op::kGe: return "ge";
+    case Op::kWhere: return "where";
+    case Op::kNeg: return "neg";
+    case Op::kAbs: return "abs";
+    case Op::kReciprocal: return "reciprocal";
+    case Op::kSqrt: return "sqrt";
+    case Op::kRelu: return "relu";
+    case Op::kLeakyRelu: return "leaky_relu";
+    case Op::kHardsigmoid: return "hardsigmoid";
+    case Op::kHardswish: return "hardswish";
+    case Op::kExp: return "exp";
+    case Op::kTanh: return "tanh";
+    case Op::kSigmoid: return "sigmoid";
+    case Op::kSilu: return "silu";
+    case Op::kGeluTanh: return "gelu_tanh";
+  }
+  return "?";
+}
+
+}  // namespace brisk::ops_cpu::pw

@@ -1,0 +1,106 @@
+#pragma once
+// A vectorized interpreter for fused elementwise expressions (ops_cpu::fused_pointwise,
+// built by the graph pass ops_cpu.fuse_pointwise). No JIT: a Program is a list of
+// three-address instructions over fp32 registers, fixed at load; run() streams the
+// elements through it one tile at a time (PwTile elements, a few KB of registers that
+// stay in L1), so every instruction is one tight vector loop and intermediates never
+// reach memory. Booleans (comparison results) live in registers as 1.0f / 0.0f.
+//
+// Numerics: add, sub, mul, div, neg, abs, reciprocal, sqrt, min/max (clamp, relu),
+// comparisons and where are one IEEE operation each, as ATen's kernels are: the same
+// bits (this file is compiled with -ffp-contract=off, so nothing is fused into an FMA).
+// exp, tanh, sigmoid, silu and gelu(tanh) use brisk's own polynomials on AVX2 (bounds in
+// docs/architecture.md, checked by tests/ops/pointwise_program_test.cc) and std:: functions
+// in the scalar path that runs on CPUs without AVX2 + FMA.
+//
+// Plain C++ and intrinsics, no torch: the kernel (ops_cpu/fused/fused_pointwise.cc)
+// checks dtypes and shapes and hands over raw pointers.
+#include <cstdint>
+#include <vector>
+
+namespace brisk::ops_cpu::pw {
+
+enum class Op : uint8_t {
+  // binary: dst = a op b
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMax,  // b > a ? b : a with a's NaN kept: ATen's clamp_min(a, b) / vec::clamp_min
+  kMin,  // b < a ? b : a with a's NaN kept: ATen's clamp_max(a, b)
+  kEq,
+  kNe,
+  kLt,
+  kLe,
+  kGt,
+  kGe,
+  // ternary: dst = a != 0 ? b : c
+  kWhere,
+  // unary: dst = f(a); imm is the op's constant where it has one
+  kNeg,
+  kAbs,
+  kReciprocal,
+  kSqrt,
+  kRelu,
+  kLeakyRelu,  // a > 0 ? a : a * imm
+  kHardsigmoid,
+  kHardswish,
+  kExp,
+  kTanh,
+  kSigmoid,
+  kSilu,
+  kGeluTanh,
+};
+
+const char* opName(Op op);
+
+struct Instr {
+  Op op;
+  // Operand slots: [0, num_inputs) are the inputs, [num_inputs, ...) registers.
+  uint16_t dst = 0, a = 0, b = 0, c = 0;
+  float imm = 0.0f;
+};
+
+// How an input is read at element i of the output (row-major, `inner` = last dim).
+enum class InputKind : uint8_t {
+  kFull,    // data[i]
+  kRow,     // data[i % inner]: a trailing-dimension vector
+  kScalar,  // value, every element
+};
+
+// Elements per tile (the length of a register).
+constexpr int64_t kTile = 256;
+
+struct Input {
+  InputKind kind = InputKind::kScalar;
+  // kFull / kRow: the tensor's elements. kScalar: null (the value is broadcast into
+  // per-thread scratch on each call), or kTile copies of `value` made at load (constants:
+  // nothing to fill per call).
+  const float* data = nullptr;
+  float value = 0.0f;
+};
+
+struct Output {
+  uint16_t slot = 0;     // the register (or input) holding the result
+  bool as_bool = false;  // written as one byte 0 / 1 (a comparison's result)
+};
+
+struct Program {
+  uint16_t num_inputs = 0;
+  uint16_t num_registers = 0;
+  std::vector<Instr> code;
+  std::vector<Output> outputs;
+};
+
+// Elements [begin, end) of the outputs. outputs[k] points to element 0 of output k
+// (float, or uint8_t for as_bool). Thread-safe (scratch is per thread, grown once).
+void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner);
+
+// The same with the portable scalar loop whatever the CPU (tests compare both).
+void runScalar(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
+               int64_t inner);
+
+// True when run() takes the AVX2 + FMA path on this CPU.
+bool vectorized();
+
+}  // namespace brisk::ops_cpu::pw
