@@ -208,7 +208,7 @@ class Compiler {
     auto need = [&](size_t a) { return operand(s, a + 1); };
     auto isOneConst = [&](size_t a) {
       const Value* v = arg(s, a + 1);
-      auto d = v ? constNumber(v) : std::nullopt;
+      auto d = v ? constantNumber(v) : std::nullopt;
       return d && *d == 1.0;
     };
     switch (info.form) {
@@ -255,7 +255,7 @@ class Compiler {
         float imm = 0.0f;
         std::optional<double> lo, hi;
         if (info.form == Form::kLeakyRelu) {
-          auto slope = constNumber(arg(s, 2));
+          auto slope = constantNumber(arg(s, 2));
           if (!slope) return "slope is not a constant";
           imm = static_cast<float>(*slope);
         } else if (info.form == Form::kGelu) {
@@ -270,8 +270,8 @@ class Compiler {
           const Value* b = arg(s, 3);
           const bool a_none = a && a->isConstant() && a->constant().isNone();
           const bool b_none = b && b->isConstant() && b->constant().isNone();
-          if (!a_none) lo = a ? constNumber(a) : std::nullopt;
-          if (!b_none) hi = b ? constNumber(b) : std::nullopt;
+          if (!a_none) lo = a ? constantNumber(a) : std::nullopt;
+          if (!b_none) hi = b ? constantNumber(b) : std::nullopt;
           if ((!a_none && !lo) || (!b_none && !hi) || (a_none && b_none)) return "bounds are not constants";
         }
         if (info.form == Form::kClampMin || info.form == Form::kClampMax) {

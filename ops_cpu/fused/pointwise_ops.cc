@@ -63,13 +63,6 @@ ParsedKey parseKey(const std::string& key) {
   return p;
 }
 
-std::optional<double> constNumber(const Value* v) {
-  if (!v->isConstant()) return std::nullopt;
-  const c10::IValue& c = v->constant();
-  if (c.isDouble()) return c.toDouble();
-  if (c.isInt()) return static_cast<double>(c.toInt());
-  return std::nullopt;
-}
 
 }  // namespace pointwise
 

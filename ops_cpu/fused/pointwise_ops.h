@@ -2,18 +2,13 @@
 // The elementwise ops ops_cpu::fused_pointwise (fused_pointwise.h) can run, shared by the
 // graph pass that forms groups (elementwise_fusion.h, through pointwiseNodeProblem) and the
 // compiler that turns a group into a pw::Program (pointwise_compiler.h): how each op key
-// reads its inputs and which interpreter instruction computes it, and how a constant
-// argument is read. No torch here: values are forward-declared.
+// reads its inputs and which interpreter instruction computes it (constant arguments are
+// read with constantNumber, core/graph/graph.h). No torch here.
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "ops_cpu/simd/pointwise_program.h"
-
-namespace brisk {
-class Value;
-}  // namespace brisk
 
 namespace brisk::ops_cpu::pointwise {
 
@@ -46,8 +41,5 @@ struct ParsedKey {
 
 // "aten::add_.Tensor" -> add.Tensor, in place. info is null for an op not in the table.
 ParsedKey parseKey(const std::string& key);
-
-// The value of a constant int or float argument; nullopt for anything else.
-std::optional<double> constNumber(const Value* v);
 
 }  // namespace brisk::ops_cpu::pointwise
