@@ -11,6 +11,7 @@
 #include <ATen/core/jit_type.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -83,6 +84,16 @@ class Value {
   std::unique_ptr<c10::IValue> constant_;
   std::vector<Use> uses_;
 };
+
+// The value of an int or float constant, as a double; nullopt for any other value (a
+// tensor, a non-constant). Passes and backends read scalar arguments with it.
+inline std::optional<double> constantNumber(const Value* v) {
+  if (!v->isConstant()) return std::nullopt;
+  const c10::IValue& c = v->constant();
+  if (c.isDouble()) return c.toDouble();
+  if (c.isInt()) return static_cast<double>(c.toInt());
+  return std::nullopt;
+}
 
 class Node {
  public:

@@ -15,14 +15,7 @@ bool isConstTensor(const Value* v, int64_t dim) {
 bool isNoneOr1d(const Value* v) {
   return v->isConstant() && (v->constant().isNone() || isConstTensor(v, 1));
 }
-std::optional<double> constNumber(const Value* v) {
-  if (!v->isConstant()) return std::nullopt;
-  const c10::IValue& c = v->constant();
-  if (c.isDouble()) return c.toDouble();
-  if (c.isInt()) return static_cast<double>(c.toInt());
-  return std::nullopt;
-}
-bool isOne(const Value* v) { return constNumber(v) == 1.0; }
+bool isOne(const Value* v) { return constantNumber(v) == 1.0; }
 bool constIntList(const Value* v) { return v->isConstant() && v->constant().isIntList(); }
 bool constBool(const Value* v, bool want) {
   return v->isConstant() && v->constant().isBool() && v->constant().toBool() == want;
@@ -95,11 +88,11 @@ std::optional<Unary> unaryOf(const Node& n) {
     if (k == key && in.size() == 1) return Unary{attr, {}, std::nullopt};
   if (k == "aten::relu6" && in.size() == 1) return Unary{"hardtanh", {0.0, 6.0}, std::nullopt};
   if (k == "aten::hardtanh" && in.size() == 3) {
-    auto lo = constNumber(in[1]), hi = constNumber(in[2]);
+    auto lo = constantNumber(in[1]), hi = constantNumber(in[2]);
     if (lo && hi) return Unary{"hardtanh", {*lo, *hi}, std::nullopt};
   }
   if (k == "aten::leaky_relu" && in.size() == 2)
-    if (auto slope = constNumber(in[1])) return Unary{"leaky_relu", {*slope}, std::nullopt};
+    if (auto slope = constantNumber(in[1])) return Unary{"leaky_relu", {*slope}, std::nullopt};
   if (k == "aten::gelu" && in.size() == 2 && in[1]->isConstant() && in[1]->constant().isString()) {
     const std::string& approx = in[1]->constant().toStringRef();
     if (approx == "none" || approx == "tanh") return Unary{"gelu", {}, approx};
@@ -119,7 +112,7 @@ bool isBatchNorm(const Node& n) {
     return false;
   }
   return isNoneOr1d(in[1]) && isNoneOr1d(in[2]) && isConstTensor(in[3], 1) && isConstTensor(in[4], 1) &&
-         constNumber(in[eps_at]).has_value();
+         constantNumber(in[eps_at]).has_value();
 }
 
 bool isAdd(const Node& n) { return n.key() == "aten::add.Tensor" && n.inputs().size() == 3 && isOne(n.input(2)); }

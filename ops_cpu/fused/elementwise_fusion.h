@@ -1,7 +1,7 @@
 #pragma once
 // The graph pass ops_cpu.fuse_pointwise: groups connected elementwise nodes of one block
 // (arithmetic, comparisons, where, clamp, activations: the op table of
-// fused_pointwise.cc) into one ops_cpu::fused_pointwise node (fused_pointwise.h).
+// pointwise_ops.cc) into one ops_cpu::fused_pointwise node (fused_pointwise.h).
 //
 // Runs after delegate partitioning (order kPassOrderPartition + 50): a node a delegate
 // backend claimed is inside a brisk::delegate node by then and stays there (the pass does
@@ -17,7 +17,7 @@
 //    by nothing else, so no one can observe the write (it then computes like its
 //    out-of-place twin);
 //  * a group is convex (no path leaves it and comes back) and compiles under the dtype
-//    rules of fused_pointwise.cc; a group that does not is split or left alone.
+//    rules of pointwise_compiler.h; a group that does not is split or left alone.
 // The pass does nothing under fallback_only or without out-variant kernels (the fused
 // node has no other kernel).
 // Every value of the group read outside it (including graph outputs) is an output of the

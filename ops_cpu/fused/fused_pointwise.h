@@ -9,12 +9,13 @@
 //                  fused node's input k, k < 0 the result of original node -k - 1
 //   "outs": int[]  per output of the fused node, the original node producing it
 //
-// The kernel compiles the group into a pw::Program (simd/pointwise_program.h) at load and,
-// per call, checks cheaply that every tensor input is a contiguous fp32 CPU tensor that is
-// the full output shape, a one-element tensor or a trailing-dimension vector (and each
-// output has the full shape); then it runs the program over the elements. Anything else
-// runs the original operators one by one through the dispatcher: the same results and
-// errors as the unfused graph, only slower.
+// The kernel compiles the group into a pw::Program (simd/pointwise_program.h) at load
+// (pointwise_compiler.h, over the op table of pointwise_ops.h) and, per call, checks
+// cheaply that every tensor input is a contiguous fp32 CPU tensor that is the full output
+// shape, a one-element tensor or a trailing-dimension vector (and each output has the full
+// shape); then it runs the program over the elements. Anything else runs the original
+// operators one by one through the dispatcher: the same results and errors as the unfused
+// graph, only slower.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -41,12 +42,12 @@ struct PointwiseStep {
 
 // Why a node with op key `key` and these inputs cannot join a group ("" when it can, as
 // far as the node alone decides: its op is one the interpreter has and its non-tensor
-// arguments are constants it supports).
+// arguments are constants it supports). Defined in pointwise_ops.cc.
 std::string pointwiseNodeProblem(const Node& n);
 
 // Why this group cannot be compiled ("" when it can): the dtype rules of the ops, given
 // that every tensor input is fp32 (checked at run time). `inputs` are the values the
-// fused node reads.
+// fused node reads. Defined in pointwise_compiler.cc.
 std::string pointwiseGroupProblem(const std::vector<PointwiseStep>& steps, const std::vector<Value*>& inputs,
                                   const std::vector<int>& outs);
 
