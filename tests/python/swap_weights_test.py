@@ -116,6 +116,25 @@ class SwapWeights(unittest.TestCase):
         with torch.no_grad():
             assert_close(self, m(x), eager_with(z.eager, w)(x), "fc1 then the rest")
 
+    def test_replacements_accumulate_on_conv_partitions(self):
+        # The oneDNN conv partitions free the dense bytes of weights only they read; the
+        # weights a swap replaced are kept by the Module for the next swap, so they must
+        # reach a generation as copies, or the second swap would build on freed bytes.
+        z = models.MODELS["inception_nofork"]()
+        (x,), _ = z.inputs
+        m = brisk.load(zoo("inception_nofork.pt2"))
+        names = list(m.weights())
+        w = new_weights(names, z.eager, seed=3)
+        conv_weights = [n for n in names if n.endswith(".weight")]
+        first = {k: v for k, v in w.items() if k in conv_weights}
+        rest = {k: v for k, v in w.items() if k not in conv_weights}
+        self.assertTrue(first and rest)
+        with torch.no_grad():
+            m.swap_weights(first)
+            assert_close(self, m(x), eager_with(z.eager, first)(x), "first swap")
+            m.swap_weights(rest)
+            assert_close(self, m(x), eager_with(z.eager, w)(x), "first, then the rest")
+
     def test_caller_tensors_are_copied(self):
         z = models.MODELS["mlp"]()
         (x,), _ = z.inputs

@@ -61,7 +61,10 @@ FrontendResult loadPt2(const std::string& path, const Options& options, const We
       auto state = archive.loadTensors(program);
       std::vector<WeightInfo> weights = weightInfos(state);
       checkReplacements(weights, replacements, path);
-      for (const auto& [name, t] : replacements) state[name] = t;
+      // Copies: the Module keeps `replacements` for every later swap, and a generation's
+      // constants must not share storage with them (a delegate backend may free the bytes
+      // of a constant only it reads: core/kernels/releasable_constants.h).
+      for (const auto& [name, t] : replacements) state[name] = t.clone();
       pt2::BuiltProgram built = pt2::buildGraph(json, state, path, options.optimize_numerics);
       FrontendResult r{std::move(built.graph), Signature(path, std::move(built.args)), nullptr};
       r.weights = std::move(weights);
