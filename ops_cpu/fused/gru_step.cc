@@ -107,15 +107,7 @@ struct GruStep {
     for (int64_t s : out_shape) out_numel *= s;
     if (out_numel != rows * hidden) return reference(ctx, gx, h);
 
-    float* ho = nullptr;
-    if (at::Tensor* o = out::retainedOut(ctx, 0, at::kFloat)) {
-      at::native::resize_(*o, out_shape, c10::nullopt);
-      if (o->is_contiguous()) ho = o->data_ptr<float>();
-    }
-    if (!ho) {
-      ctx.output(0) = at::empty(out_shape, at::TensorOptions().dtype(at::kFloat));
-      ho = ctx.output(0).toTensor().data_ptr<float>();
-    }
+    float* ho = out::sizedFloatOutput(ctx, 0, out_shape);
     if (rows == 0) return;  // the BLAS call is not made with an empty dimension
     // The gate pre-activations of the recurrent GEMM; per thread, grown once.
     static thread_local std::vector<float> scratch;

@@ -64,16 +64,6 @@ const c10::FunctionSchema* registerSchema() {
   return &c10::Dispatcher::singleton().findSchemaOrThrow(kLstmStepOp, "").schema();
 }
 
-// Output i sized `sizes`: the retained tensor when the slot holds an fp32 one, else new.
-float* sizedOutput(KernelContext& ctx, size_t i, c10::IntArrayRef sizes) {
-  if (at::Tensor* o = out::retainedOut(ctx, i, at::kFloat)) {
-    at::native::resize_(*o, sizes, c10::nullopt);
-    if (o->is_contiguous()) return o->data_ptr<float>();
-  }
-  ctx.output(i) = at::empty(sizes, at::TensorOptions().dtype(at::kFloat));
-  return ctx.output(i).toTensor().data_ptr<float>();
-}
-
 // True when `sizes` broadcasts to `to` (out::broadcastsTo for a shape).
 bool broadcastsTo(c10::IntArrayRef sizes, c10::IntArrayRef to) {
   const size_t d = sizes.size(), n = to.size();
@@ -120,8 +110,8 @@ struct LstmStep {
       ctx.output(1) = std::move(c2);
       return;
     }
-    float* h2 = sizedOutput(ctx, 0, out_shape);
-    float* c2 = sizedOutput(ctx, 1, out_shape);
+    float* h2 = out::sizedFloatOutput(ctx, 0, out_shape);
+    float* c2 = out::sizedFloatOutput(ctx, 1, out_shape);
     if (rows == 0) return;  // the BLAS call is not made with an empty dimension
     // The gate pre-activations of the recurrent GEMM; per thread, grown once.
     static thread_local std::vector<float> scratch;

@@ -56,16 +56,6 @@ bool plainFloat(const at::Tensor& t) {
   return t.defined() && t.scalar_type() == at::kFloat && out::isDenseCpu(t) && t.is_contiguous();
 }
 
-// Output i with `sizes`: the retained tensor resized, else a new one.
-float* sizedOutput(KernelContext& ctx, size_t i, c10::IntArrayRef sizes) {
-  if (at::Tensor* o = out::retainedOut(ctx, i, at::kFloat)) {
-    at::native::resize_(*o, sizes, c10::nullopt);
-    if (o->is_contiguous()) return o->data_ptr<float>();
-  }
-  ctx.output(i) = at::empty(sizes, at::TensorOptions().dtype(at::kFloat));
-  return ctx.output(i).toTensor().data_ptr<float>();
-}
-
 class BriskRnn {
  public:
   BriskRnn(Cell cell, std::vector<at::Tensor> params, bool has_biases, int64_t layers, double dropout,
@@ -156,9 +146,9 @@ class BriskRnn {
     const int64_t h = hidden_, g = gates_ * h, dh = dirs_ * h;
     const int64_t seq_out[3] = {batch_first_ ? batch : steps, batch_first_ ? steps : batch, dh};
     const int64_t state_out[3] = {layers_ * dirs_, batch, h};
-    float* y = sizedOutput(ctx, 0, seq_out);
-    float* hn = sizedOutput(ctx, 1, state_out);
-    float* cn = cell_ == Cell::kLstm ? sizedOutput(ctx, 2, state_out) : nullptr;
+    float* y = out::sizedFloatOutput(ctx, 0, seq_out);
+    float* hn = out::sizedFloatOutput(ctx, 1, state_out);
+    float* cn = cell_ == Cell::kLstm ? out::sizedFloatOutput(ctx, 2, state_out) : nullptr;
 
     // Scratch, per thread and grown once: the input projections of one layer, the
     // sequences between layers, the recurrent GEMM's result and two states (ping-pong).

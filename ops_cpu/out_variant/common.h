@@ -98,6 +98,17 @@ inline at::Tensor* retainedOut(KernelContext& ctx, size_t i, c10::ScalarType dty
   return &t;
 }
 
+// fp32 output i sized `sizes`, for kernels that write it through a raw pointer: the
+// retained tensor resized when the slot holds a contiguous fp32 one, else a new tensor.
+inline float* sizedFloatOutput(KernelContext& ctx, size_t i, c10::IntArrayRef sizes) {
+  if (at::Tensor* o = retainedOut(ctx, i, at::kFloat)) {
+    at::native::resize_(*o, sizes, c10::nullopt);
+    if (o->is_contiguous()) return o->data_ptr<float>();
+  }
+  ctx.output(i) = at::empty(sizes, at::TensorOptions().dtype(at::kFloat));
+  return ctx.output(i).toTensor().data_ptr<float>();
+}
+
 inline c10::ScalarType defaultFloat() { return c10::typeMetaToScalarType(at::get_default_dtype()); }
 
 // Result dtype of unary ops that promote integers to the default float dtype.
