@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "core/common/error.h"
+#include "python/gil.h"
 #include "core/executor/module.h"
 #include "core/kernels/plugin_loader.h"
 #include "core/kernels/plugin_options.h"
@@ -77,8 +79,12 @@ PluginOptionMap asPluginOptions(const std::string& key, const py::handle& v) {
   for (const auto& [k, item] : py::reinterpret_borrow<py::dict>(v)) {
     const std::string name = asString(key + " key", k);
     if (py::isinstance<py::bool_>(item)) out[name] = item.cast<bool>();
-    else if (py::isinstance<py::int_>(item)) out[name] = item.cast<int64_t>();
-    else if (py::isinstance<py::str>(item)) out[name] = item.cast<std::string>();
+    else if (py::isinstance<py::int_>(item)) {
+      // Python ints are unbounded: one beyond int64 is out of range, not a cast error.
+      if (item < py::int_(INT64_MIN) || item > py::int_(INT64_MAX))
+        throw Error("plugin option '" + name + "' must fit in a 64-bit int, got " + py::str(item).cast<std::string>());
+      out[name] = item.cast<int64_t>();
+    } else if (py::isinstance<py::str>(item)) out[name] = item.cast<std::string>();
     else throw Error("plugin option '" + name + "' expects a bool, int or str, got " + typeName(item));
   }
   return out;
@@ -123,14 +129,16 @@ std::string optionsDoc(const std::vector<std::string>& plugin_dirs) {
 // deleter takes the GIL: the launcher may be copied and destroyed on brisk's threads.
 TaskLauncher toLauncher(py::object fn) {
   std::shared_ptr<py::object> holder(new py::object(std::move(fn)), [](py::object* o) {
-    py::gil_scoped_acquire gil;
+    if (py_gil::exiting()) return;  // left to the exiting process (python/gil.h)
+    py_gil::WithGil gil;
     delete o;
   });
   return [holder](Task task) {
-    py::gil_scoped_acquire gil;
+    if (py_gil::exiting()) return task();  // no Python left to launch it
+    py_gil::WithGil gil;
     auto shared_task = std::make_shared<Task>(std::move(task));
     py::cpp_function run([shared_task] {
-      py::gil_scoped_release nogil;
+      py_gil::NoGil nogil;
       (*shared_task)();
     });
     try {
@@ -139,7 +147,7 @@ TaskLauncher toLauncher(py::object fn) {
       // A launcher that raised never ran the task, and the graph's aten::wait would
       // wait for it forever: report the error and run the task here instead.
       e.discard_as_unraisable("brisk run_async launcher");
-      py::gil_scoped_release nogil;
+      py_gil::NoGil nogil;
       (*shared_task)();
     }
   };
@@ -151,7 +159,7 @@ class PyFuture {
   bool done() const { return f_->completed(); }
   py::object wait() {
     {
-      py::gil_scoped_release nogil;
+      py_gil::NoGil nogil;
       f_->wait();
     }
     return value();
@@ -249,8 +257,11 @@ class PyModule {
     ModelInputs in = inputsOf(args, kwargs);
     c10::IValue out;
     {
-      py::gil_scoped_release nogil;
-      out = m_->run(std::move(in.args), in.kwargs);
+      py_gil::NoGil nogil;
+      // Copies: `in` keeps the caller's tensors until the GIL is back. Dropping the last
+      // extra reference to a tensor Python created releases its PyObject, which takes
+      // the GIL; done inside the run, that would be on brisk's threads, GIL-less.
+      out = m_->run(in.args, in.kwargs);
     }
     return toPython(out);
   }
@@ -269,8 +280,8 @@ class PyModule {
     ModelInputs in = inputsOf(args, py::kwargs(kwargs));
     c10::intrusive_ptr<c10::ivalue::Future> f;
     {
-      py::gil_scoped_release nogil;
-      f = m_->runAsync(std::move(in.args), in.kwargs, std::move(launcher));
+      py_gil::NoGil nogil;
+      f = m_->runAsync(in.args, in.kwargs, std::move(launcher));  // copies: see call()
     }
     return PyFuture(std::move(f));
   }
@@ -304,12 +315,12 @@ class PyModule {
   void swapWeights(const py::object& weights) {
     if (py::isinstance<py::str>(weights) || py::hasattr(weights, "__fspath__")) {
       const std::string path = py::str(py::module_::import("os").attr("fspath")(weights));
-      py::gil_scoped_release nogil;
+      py_gil::NoGil nogil;
       m_->swapWeightsFrom(path);
       return;
     }
     WeightMap map = toWeightMap(weights);
-    py::gil_scoped_release nogil;
+    py_gil::NoGil nogil;
     m_->swapWeights(map);
   }
 
@@ -337,7 +348,7 @@ class PyModule {
     std::vector<double> us;
     us.reserve(static_cast<size_t>(iters));
     {
-      py::gil_scoped_release nogil;
+      py_gil::NoGil nogil;
       for (int64_t i = 0; i < warmup; ++i) (void)m_->run(in.args, in.kwargs);
       for (int64_t i = 0; i < iters; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
@@ -365,7 +376,7 @@ class PyModule {
     const std::string trace = trace_path.is_none() ? "" : std::string(py::str(trace_path));
     cli::ProfileReport r;
     {
-      py::gil_scoped_release nogil;
+      py_gil::NoGil nogil;
       r = cli::profileModule(*m_, in, iters, -1, trace);
     }
     py::list nodes, ops;
@@ -400,7 +411,7 @@ PyModule load(const std::string& path, const py::dict& options, const std::vecto
   for (const auto& d : extra_plugin_dirs) o.plugin_path.push_back(d);
   std::shared_ptr<Module> m;
   {
-    py::gil_scoped_release nogil;
+    py_gil::NoGil nogil;
     m = Module::load(path, o);
   }
   return PyModule(std::move(m));
@@ -422,6 +433,8 @@ PYBIND11_MODULE(_brisk, m) {
   namespace py = pybind11;
   using namespace brisk::python;
   m.doc() = "brisk: a static-graph CPU inference runtime for TorchScript models (C++ extension)";
+  // Keeps brisk's threads away from the GIL once Python exits (python/gil.h).
+  py::module_::import("atexit").attr("register")(py::cpp_function([] { brisk::py_gil::onPythonExit(); }));
 
   static py::exception<brisk::Error> error_type(m, "Error", PyExc_RuntimeError);
   g_error_type = error_type.ptr();

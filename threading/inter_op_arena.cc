@@ -4,6 +4,8 @@
 #include <oneapi/tbb/task.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -19,6 +21,18 @@ namespace {
 // a suspended task may resume on another worker, so a per-task flag would go stale;
 // libtorch here uses OpenMP, not TBB, so TBB workers run only arena tasks.)
 thread_local bool t_on_arena = false;
+
+// Set in the child of a fork(). TBB's workers do not survive a fork, and an arena whose
+// market still counts them never runs what is queued on it: a child that ran a model
+// with forks or the parallel executor in its parent would hang on its first such run.
+// The child runs each inter-op task on a thread of its own instead (as the TSan builds
+// do), which keeps every wait correct at some cost per task.
+std::atomic<bool> g_forked{false};
+void onForkChild() { g_forked.store(true, std::memory_order_relaxed); }
+
+void runOnOwnThread(Task task) {
+  std::thread([t = std::move(task)] { t(); }).detach();
+}
 }  // namespace
 
 struct InterOpArena::Impl {
@@ -28,6 +42,7 @@ struct InterOpArena::Impl {
       : workers(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(n) + 1),
         arena(n, /*reserved_for_masters=*/0) {
     arena.initialize();
+    ::pthread_atfork(nullptr, nullptr, onForkChild);  // once: the arena is created once
   }
   tbb::global_control workers;
   tbb::task_arena arena;
@@ -51,11 +66,10 @@ int InterOpArena::size() const { return impl_->arena.max_concurrency(); }
 // (pthread_create is understood by TSan) and wait by blocking: brisk's own
 // synchronization (futures, events, the parallel executor's counters, pools) is what
 // the sanitizer then checks; the TBB arena path is what the normal test build runs.
-void InterOpArena::launch(Task task) {
-  std::thread([t = std::move(task)] { t(); }).detach();
-}
+void InterOpArena::launch(Task task) { runOnOwnThread(std::move(task)); }
 #else
 void InterOpArena::launch(Task task) {
+  if (g_forked.load(std::memory_order_relaxed)) return runOnOwnThread(std::move(task));
   impl_->arena.enqueue([t = std::move(task)] {
     t_on_arena = true;
     t();

@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 namespace brisk {
 
@@ -32,6 +33,20 @@ std::string fileProblem(const std::string& path) {
   if (!S_ISREG(st.st_mode)) return "is not a regular file";
   if (::access(path.c_str(), R_OK) != 0) return "is not readable (permission denied)";
   return "";
+}
+
+FileStamp fileStamp(const std::string& path) {
+  struct stat st;
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return {};
+  auto ns = [](const struct timespec& t) { return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec; };
+  return FileStamp{uint64_t(st.st_dev), uint64_t(st.st_ino), uint64_t(st.st_size), ns(st.st_mtim), ns(st.st_ctim)};
+}
+
+std::string absolutePath(const std::string& path) {
+  if (path.empty() || path.front() == '/') return path;
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(path, ec);
+  return ec ? path : abs.string();
 }
 
 bool pathExists(const std::string& path) {

@@ -26,7 +26,8 @@ std::vector<OptionSpec> makeTable() {
       {.name = "pt2_program", .field = &O::pt2_program, .flag = "pt2-program", .metavar = "NAME",
        .help = "program of a PT2 archive to run (\"\" = the only one, or \"model\")",
        .details = "which program of a PT2 archive (torch.export) to run: \"\" = its only program, or the one "
-                  "named `model` (what `torch.export.save` writes); an unknown name is an error listing the names",
+                  "named `model` (what `torch.export.save` writes); an unknown name is an error listing the names, and "
+                  "any name but \"\" is an error for a TorchScript file",
        .default_note = "the only program, or `model`"},
       {.name = "optimize_numerics", .field = &O::optimize_numerics, .flag = "no-optimize-numerics",
        .help = "freeze's conv-bn and similar folds"},
@@ -80,14 +81,14 @@ std::vector<OptionSpec> makeTable() {
       {.name = "max_parallel_ops", .field = &O::max_parallel_ops, .flag = "max-parallel-ops", .metavar = "N",
        .min = 1, .max = kMaxThreads,
        .help = "run up to N independent nodes at once on the inter-op arena (1: serial executor)"},
-      // The CLI's --threads is applied by the command itself (bench defaults to 1), and
-      // 0 ("no preference") is what leaving the flag out means.
+      // The CLI's --threads is applied by the command itself (bench defaults to 1 when the
+      // flag is left out; --threads 0 is libtorch's choice there too).
       {.name = "intra_op_threads", .field = &O::intra_op_threads, .flag = "threads", .metavar = "N", .min = 0,
-       .max = kMaxThreads, .flag_min = 1,
+       .max = kMaxThreads,
        .help = "at::set_num_threads (also MKL's threads), once per process (0 = no preference)",
        .default_note = "libtorch's; `bench`: 1"},
       {.name = "inter_op_threads", .field = &O::inter_op_threads, .flag = "inter-op-threads", .metavar = "N",
-       .min = 0, .max = kMaxThreads, .flag_min = 1,
+       .min = 0, .max = kMaxThreads,
        .help = "size of the inter-op arena that runs forks and parallel nodes, once per process (0 = cores)",
        .default_note = "cores"},
   };

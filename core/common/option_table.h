@@ -35,11 +35,9 @@ struct OptionSpec {
   // others take a value named `metavar`.
   const char* flag = "";
   const char* metavar = "";
-  // Integers only: the field's allowed range, and the flag's when it refuses the
-  // field's "no preference" value (--threads 0).
+  // Integers only: the allowed range, the same for the field, the flag and Python.
   int64_t min = 0;
   int64_t max = 0;
-  int64_t flag_min = INT64_MIN;  // INT64_MIN = min
   // One line for `brisk help` and the Python docstring.
   const char* help = "";
   // The README's "meaning" column ("" = help).
@@ -48,7 +46,6 @@ struct OptionSpec {
   const char* default_note = "";
 
   OptionType type() const;
-  int64_t flagMin() const { return flag_min == INT64_MIN ? min : flag_min; }
 };
 
 // In the order users read them (the README's and `brisk help`'s).

@@ -28,7 +28,8 @@ void Module::publishMemoryStats(const MemoryStats& s) const {
 // What a handle needs to build a generation: the file, the options, the registries,
 // and the replacements in force (already checked and copied).
 struct Module::Source {
-  std::string path;
+  std::string path;  // absolute: a later chdir must not change which file a swap reads
+  FileStamp stamp;   // the file as loaded
   Options options;
   Registries* registries;
   std::vector<WeightInfo> weights;
@@ -41,11 +42,22 @@ struct Module::Source {
   std::shared_ptr<Module> build(const WeightMap& replacements, std::vector<WeightInfo>* named = nullptr) {
     if (std::string problem = fileProblem(path); !problem.empty())
       throw Error(Error::Where{path, "", ""}, "cannot read the model file: it " + problem);
+    checkUnchanged();
     // By content: a PT2 archive is a zip like a TorchScript one, and either may have any name.
     FrontendResult r = isPt2Archive(path) ? loadPt2(path, options, replacements)
                                           : loadTorchScript(path, options, replacements);
+    checkUnchanged();  // rewritten while it was read
     if (named) *named = r.weights;
     return fromFrontend(std::move(r), options, registries);
+  }
+
+  // A generation is rebuilt from the file: one replaced or rewritten since load would
+  // bring in another model's weights, or another forward.
+  void checkUnchanged() const {
+    if (fileStamp(path) != stamp)
+      throw Error(Error::Where{path, "", ""},
+                  "the model file changed since it was loaded (a weight swap rebuilds the model from it); "
+                  "load the new file as a new Module");
   }
 };
 
@@ -136,7 +148,8 @@ std::shared_ptr<Module> Module::fromFrontend(FrontendResult r, const Options& op
 std::shared_ptr<Module> Module::load(const std::string& path, const Options& options, Registries* registries) {
   validateOptions(options, path);  // before the costly load
   auto source = std::make_unique<Source>();
-  source->path = path;
+  source->path = absolutePath(path);
+  source->stamp = fileStamp(source->path);
   source->options = options;
   source->registries = registries;
   std::shared_ptr<Module> first = source->build({}, &source->weights);
@@ -178,7 +191,19 @@ void Module::swapWeights(const WeightMap& replacements) {
 void Module::swapWeightsFrom(const std::string& path) {
   if (std::string problem = fileProblem(path); !problem.empty())
     throw Error(Error::Where{path, "", ""}, "cannot read the weights file: it " + problem);
-  swapWeights(isPt2Archive(path) ? readPt2Weights(path, options_) : readTorchScriptWeights(path));
+  WeightMap other = isPt2Archive(path) ? readPt2Weights(path, options_) : readTorchScriptWeights(path);
+  // "Another file of the same model": a file whose few weights happen to share names and
+  // shapes with some of ours is another model, not a checkpoint of this one.
+  if (source_) {
+    checkReplacements(source_->weights, other, name_);  // every one of its weights is one of ours
+    for (const WeightInfo& w : source_->weights)
+      if (!other.count(w.name))
+        throw Error(Error::Where{name_, "", ""}, "cannot swap weights from " + path +
+                                                     ": it is not a file of this model (no weight '" + w.name + "'; it has " +
+                                                     std::to_string(other.size()) + " weights, the model " +
+                                                     std::to_string(source_->weights.size()) + ")");
+  }
+  swapWeights(other);
 }
 
 std::shared_ptr<Module> Module::fromIR(const std::string& ir, const Options& options, const std::string& name,
@@ -187,15 +212,23 @@ std::shared_ptr<Module> Module::fromIR(const std::string& ir, const Options& opt
   return fromFrontend(parseTorchScriptIR(ir, name), options, registries);
 }
 
+RuntimePool::Lease Module::lease() const {
+  try {
+    return pool_->borrow();
+  } catch (const Error& e) {
+    throw e.withModel(name_);
+  }
+}
+
 c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs) const {
   if (source_) return current_.load()->run(std::move(args), kwargs);  // the load keeps it alive
-  RuntimePool::Lease rt = pool_->borrow();
+  RuntimePool::Lease rt = lease();
   return rt->run(std::move(args), kwargs);
 }
 
 c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs, const RunOptions& options) const {
   if (source_) return current_.load()->run(std::move(args), kwargs, options);
-  RuntimePool::Lease rt = pool_->borrow();
+  RuntimePool::Lease rt = lease();
   return rt->run(std::move(args), kwargs, options);
 }
 

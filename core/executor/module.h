@@ -149,6 +149,7 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::shared_ptr<Module>> children_;
   std::vector<PassResult> passes_;
   std::unique_ptr<RuntimePool> pool_;
+  RuntimePool::Lease lease() const;  // pool_->borrow(), its errors naming this model
   mutable std::mutex memory_mu_;  // taken only when a layout changes, never per run
   mutable MemoryStats memory_stats_;
   // Handles only (load()): how to build a generation, and the one serving now.

@@ -36,7 +36,7 @@ class RuntimePool {
 
   class Lease {
    public:
-    Lease(RuntimePool* pool, std::unique_ptr<Runtime> rt) : pool_(pool), rt_(std::move(rt)) {}
+    Lease(RuntimePool* pool, std::unique_ptr<Runtime> rt);
     Lease(Lease&&) = default;
     ~Lease();
     Runtime& operator*() const { return *rt_; }
@@ -45,6 +45,7 @@ class RuntimePool {
    private:
     RuntimePool* pool_;
     std::unique_ptr<Runtime> rt_;
+    bool tracked_;  // counted in this thread's leases (runtime_pool.cc)
   };
 
   Lease borrow();

@@ -45,6 +45,16 @@ c10::IValue deepClone(const c10::IValue& v) {
   return v;
 }
 
+// Whether the archive's data.pkl mentions `global_line` (a GLOBAL opcode's "module\nname\n").
+bool pickleNames(caffe2::serialize::PyTorchStreamReader& reader, const std::string& global_line) {
+  try {
+    auto [data, size] = reader.getRecord("data.pkl");
+    return std::string_view(static_cast<const char*>(data.get()), size).find(global_line) != std::string_view::npos;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 ModelInputs loadInputs(const std::string& path) {
@@ -79,6 +89,10 @@ ModelInputs loadInputs(const std::string& path) {
     if (why.find("Only Pickle protocol 2") != std::string::npos)
       throw Error("inputs file '" + path + "': written with a pickle protocol above 2; save it with "
                   "torch.save's default pickle_protocol=2");
+    // libtorch's unpickler builds no OrderedDict (it fails with an internal assert).
+    if (pickleNames(*reader, "collections\nOrderedDict\n"))
+      throw Error("inputs file '" + path + "': it holds a collections.OrderedDict, which libtorch cannot read; "
+                  "save plain dicts: torch.save({\"args\": [...], \"kwargs\": {...}}, path)");
     throw Error("inputs file '" + path + "': not a torch.save inputs file: " + why);
   }
   if (!root.isGenericDict())

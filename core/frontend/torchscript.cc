@@ -199,6 +199,12 @@ FrontendResult loadTorchScript(const std::string& path, const Options& options) 
 }
 
 FrontendResult loadTorchScript(const std::string& path, const Options& options, const WeightMap& replacements) {
+  // A program name is meaningful only in a PT2 archive; ignoring it would hide a mistake
+  // (the wrong file, or the option meant for another model).
+  if (!options.pt2_program.empty())
+    throw Error(Error::Where{path, "", ""}, "pt2_program '" + options.pt2_program +
+                                                "' names a program of a PT2 archive, but this is a TorchScript file "
+                                                "(it has one program, forward; leave pt2_program empty)");
   auto keep = std::make_shared<JitKeepalive>();
   keep->module = loadJitModule(path);
   std::vector<WeightInfo> weights;

@@ -81,7 +81,9 @@ void addBuiltinPasses(PassRegistry& registry) {
                          [](Graph& g, const PassContext&) { return eliminateDeadCode(g); }});
   registry.add(GraphPass{"own_constant_outputs", kPassOrderOutputs, "core",
                          "clones model outputs that may be one of the Module's constant tensors",
-                         [](Graph& g, const PassContext&) { return ownConstantOutputs(g); }});
+                         [](Graph& g, const PassContext&) { return ownConstantOutputs(g); },
+                         "without it a run may hand the caller one of the model's own tensors, and an in-place "
+                         "write to that output would change every later run"});
   registry.add(GraphPass{"inplace_reuse", kPassOrderAnnotate, "core",
                          "lets elementwise kernels write into an input nothing else reads (Options::inplace_reuse)",
                          [](Graph& g, const PassContext& ctx) -> size_t {

@@ -46,6 +46,9 @@ struct GraphPass {
   std::string provider;  // "core" or the plugin's name
   std::string help;      // one line, for inspect and the docs
   GraphPassFn run;
+  // Non-empty for a pass the runtime's correctness rests on: why it cannot be disabled
+  // (disabled_passes naming it is a load error with this reason).
+  std::string required = {};
 };
 
 struct PassResult {
@@ -66,7 +69,8 @@ class PassRegistry {
   // Runs every pass not in Options::disabled_passes, in order. A pass's exception
   // becomes a brisk::Error naming the model and the pass.
   std::vector<PassResult> run(Graph& graph, const PassContext& ctx) const;
-  // Throws brisk::Error naming `model` for a disabled_passes entry no pass has.
+  // Throws brisk::Error naming `model` for a disabled_passes entry no pass has, or one
+  // that names a required pass.
   void checkDisabled(const Options& options, const std::string& model) const;
 
  private:

@@ -38,7 +38,11 @@ const GraphPass* PassRegistry::findLocked(const std::string& name) const {
 
 void PassRegistry::checkDisabled(const Options& options, const std::string& model) const {
   for (const std::string& name : options.disabled_passes) {
-    if (find(name)) continue;
+    if (const GraphPass* p = find(name)) {
+      if (!p->required.empty())
+        throw Error(Error::Where{model, "", ""}, "disabled_passes: graph pass '" + name + "' cannot be disabled: " + p->required);
+      continue;
+    }
     std::string known;
     for (const GraphPass* p : ordered()) known += (known.empty() ? "" : ", ") + p->name;
     throw Error(Error::Where{model, "", ""},

@@ -3,8 +3,11 @@
 // input the program was not exported for is an error naming it rather than a wrong
 // result or a kernel's shape error deep in the graph. The PT2 frontend adds one per
 // user input tensor, with attributes "input" (name), "min" and "max" (per dim; max -1
-// = unbounded).
+// = unbounded). brisk::check_dict_keys does the same for a pytree dict input's keys.
+#include <ATen/core/Dict.h>
 #include <ATen/core/List.h>
+
+#include <algorithm>
 
 #include <sstream>
 
@@ -67,9 +70,37 @@ std::unique_ptr<Kernel> makeCheckConstantInput(KernelBuildContext& b) {
       "checks a constant input");
 }
 
+// brisk::check_dict_keys(dict): a pytree dict input holds exactly the keys the program
+// was exported with (attribute "keys"); the frontend's lookups would skip any other.
+std::unique_ptr<Kernel> makeCheckDictKeys(KernelBuildContext& b) {
+  const auto& attrs = b.node().attributes();
+  auto name = attrs.find("input"), keys = attrs.find("keys");
+  if (name == attrs.end() || keys == attrs.end() || !keys->second.isList()) return nullptr;
+  std::vector<std::string> expected;
+  for (const c10::IValue& k : keys->second.toListRef()) expected.push_back(k.toStringRef());
+  return functionKernel(
+      KernelKind::kNative,
+      [input = name->second.toStringRef(), expected = std::move(expected)](KernelContext& ctx) {
+        const c10::IValue& v = ctx.input(0);
+        if (!v.isGenericDict()) return;  // the signature check names a wrong type
+        const c10::impl::GenericDict d = v.toGenericDict();
+        if (d.size() == expected.size()) return;  // and the lookups find every one
+        for (const auto& entry : d) {
+          const std::string key = entry.key().isString() ? entry.key().toStringRef() : "";
+          if (std::find(expected.begin(), expected.end(), key) != expected.end()) continue;
+          std::string names;
+          for (const std::string& e : expected) names += (names.empty() ? "'" : ", '") + e + "'";
+          throw Error("input '" + input + "': unexpected key '" + key + "' (the program takes the keys " + names +
+                      ")");
+        }
+      },
+      "checks a dict input's keys");
+}
+
 void registerInputCheckKernels(Registries& r) {
   r.native.add("brisk::check_input_sizes", makeCheckInputSizes, "core");
   r.native.add("brisk::check_constant_input", makeCheckConstantInput, "core");
+  r.native.add("brisk::check_dict_keys", makeCheckDictKeys, "core");
 }
 
 const CoreKernelSetRegistration input_check_kernels(registerInputCheckKernels);

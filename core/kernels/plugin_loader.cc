@@ -13,6 +13,7 @@
 
 #include "core/common/error.h"
 #include "core/common/file_check.h"
+#include "core/kernels/elf_check.h"
 #include "core/kernels/plugin.h"
 
 namespace brisk {
@@ -63,6 +64,11 @@ std::vector<std::string> searchDirs(const std::vector<std::string>& extra) {
   return dirs;
 }
 
+// A plugin named by a file ("x/libfoo.so", "libfoo.so") rather than by name ("foo").
+bool isPath(const std::string& name_or_path) {
+  return name_or_path.find('/') != std::string::npos || name_or_path.find(".so") != std::string::npos;
+}
+
 std::string pluginName(const std::string& name_or_path) {
   std::string base = name_or_path.substr(name_or_path.rfind('/') + 1);
   if (base.rfind("libbrisk_", 0) == 0) base = base.substr(9);
@@ -99,8 +105,7 @@ std::string describeAbi(const PluginAbi& abi) {
 }
 
 std::string findPlugin(const std::string& name_or_path, const std::vector<std::string>& extra_dirs) {
-  if (name_or_path.find('/') != std::string::npos || name_or_path.find(".so") != std::string::npos)
-    return isFile(name_or_path) ? name_or_path : "";
+  if (isPath(name_or_path)) return isFile(name_or_path) ? name_or_path : "";
   const std::string file = "libbrisk_" + name_or_path + ".so";
   for (const auto& dir : searchDirs(extra_dirs)) {
     std::string candidate = dir + "/" + file;
@@ -115,8 +120,7 @@ PluginInfo loadPlugin(const std::string& name_or_path, const std::vector<std::st
   if (path.empty()) {
     std::string dirs;
     for (const auto& d : searchDirs(extra_dirs)) dirs += (dirs.empty() ? "" : ":") + d;
-    const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.find(".so") != std::string::npos;
-    if (!is_path) throw pluginError(name_or_path, "not found (searched " + dirs + ")");
+    if (!isPath(name_or_path)) throw pluginError(name_or_path, "not found (searched " + dirs + ")");
     throw pluginError(name_or_path, pathExists(name_or_path) ? "cannot be loaded: it " + fileProblem(name_or_path)
                                                              : "file not found");
   }
@@ -127,6 +131,25 @@ PluginInfo loadPlugin(const std::string& name_or_path, const std::vector<std::st
   auto& loaded = loadedByPath();
   auto it = loaded.find(key);
   if (it == loaded.end()) {
+    // One copy of a plugin per process: a second copy (the same library from another
+    // folder) would register every kernel, pass and backend name again, and fail halfway
+    // through, leaving the registries half-filled for every later load. A request by name
+    // is served by the copy already loaded; a second copy by path is refused before it is
+    // opened.
+    const std::string name = pluginName(key);
+    for (auto other = loaded.begin(); other != loaded.end(); ++other) {
+      if (other->second.info.name != name) continue;
+      if (!isPath(name_or_path)) {
+        it = other;
+        break;
+      }
+      throw pluginError(key, "is a second copy of plugin '" + name + "', already loaded from " + other->first +
+                                 "; a process loads one copy of a plugin");
+    }
+  }
+  if (it == loaded.end()) {
+    if (std::string problem = elfSharedObjectProblem(key); !problem.empty())
+      throw pluginError(key, "cannot be loaded: it " + problem);
     ::dlerror();
     void* handle = ::dlopen(key.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) {

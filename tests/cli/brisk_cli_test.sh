@@ -156,10 +156,18 @@ expect_error 2 "run mlp --inputs /dev/zero" "character device"
 expect_error 2 "run mlp --plugin $TMP" "is a directory"
 PREFIX=
 # Every numeric flag names its range; values that used to wrap to int are refused.
-for t in 0 1025 100000 4294967295 4294967296 -1 99999999999999999999; do
-  expect_error 2 "run mlp --threads $t" "--threads must be in \[1, 1024\], got $t"
+for t in 1025 100000 4294967295 4294967296 -1 99999999999999999999; do
+  expect_error 2 "run mlp --threads $t" "--threads must be in \[0, 1024\], got $t"
 done
-expect_error 2 "run mlp --inter-op-threads 4294967295" "--inter-op-threads must be in \[1, 1024\]"
+expect_error 2 "run mlp --inter-op-threads 4294967295" "--inter-op-threads must be in \[0, 1024\]"
+# 0 is "no preference" (libtorch's threads, an arena of the machine's cores), as in the
+# README's table and the Python keywords.
+expect_ok "run mlp --threads 0 --inter-op-threads 0 --check" "^check: matches the TorchScript interpreter$"
+expect_ok "bench mlp --threads 0 --rounds 1 --iters 2 --warmup 1" "^check: "
+# pt2_program: "" is its default; a name for a TorchScript file is a mistake, named.
+run_brisk run mlp.pt2 --pt2-program "" --check  # not expect_ok: its word splitting cannot pass ""
+{ [[ $rc -eq 0 ]] && grep -q '^check: matches' "$OUT"; } || fail "brisk run mlp.pt2 --pt2-program '': exit $rc"
+expect_error 2 "run mlp.pt --pt2-program bogus" "pt2_program 'bogus' names a program of a PT2 archive"
 expect_error 2 "run mlp --max-parallel-ops 0" "--max-parallel-ops must be in \[1, 1024\]"
 expect_error 2 "run mlp --runtime-idle-ms -5" "--runtime-idle-ms must be in \[0, "
 expect_error 2 "run mlp --max-runtimes 100000000" "--max-runtimes must be in \[0, 65536\]"
@@ -175,6 +183,8 @@ torch.save({"args": [torch.randn(3, 256, generator=g)], "kwargs": {}}, f"{d}/pla
 torch.save({"args": [torch.randn(2, 8, generator=g)], "kwargs": {"scale": 2.0}}, f"{d}/plain_kw.inputs.pt")
 torch.save({"args": [torch.randn(3, 256, generator=g)]}, f"{d}/proto4.inputs.pt", pickle_protocol=4)
 torch.save({"args": [torch.randn(3, 256, generator=g)]}, f"{d}/legacy.inputs.pt", _use_new_zipfile_serialization=False)
+import collections
+torch.save(collections.OrderedDict(args=[torch.randn(3, 256, generator=g)], kwargs={}), f"{d}/ordered.inputs.pt")
 # A model with a complex output: the summary must show both parts of the sum.
 # (Traced: a module read from stdin has no source for torch.jit.script.)
 class Complex(torch.nn.Module):
@@ -187,6 +197,7 @@ expect_ok "run mlp --check --inputs $TMP/plain.inputs.pt" "^output: Tensor\[3, 1
 expect_ok "run multi_output --check --inputs $TMP/plain_kw.inputs.pt" "^check: matches"
 expect_error 2 "run mlp --inputs $TMP/proto4.inputs.pt" "pickle protocol above 2"
 expect_error 2 "run mlp --inputs $TMP/legacy.inputs.pt" "legacy format"
+expect_error 2 "run mlp --inputs $TMP/ordered.inputs.pt" "holds a collections.OrderedDict"
 expect_ok "run $TMP/complex.pt --check" "^output: Tensor\[2\] ComplexFloat sum=4-6j$" "^check: matches"
 
 # --- PT2 archives: references without a TorchScript twin, NativeRT's row ------------------

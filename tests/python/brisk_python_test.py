@@ -215,6 +215,10 @@ class Introspection(unittest.TestCase):
         with self.assertRaises(brisk.Error) as cm:
             brisk.load(zoo("mlp"), disabled_passes=["no_such_pass"])
         self.assertIn("no_such_pass", str(cm.exception))
+        # Outputs never alias the model's constants; that must not rest on an optional pass.
+        with self.assertRaises(brisk.Error) as cm:
+            brisk.load(zoo("mlp"), disabled_passes=["own_constant_outputs"])
+        self.assertIn("cannot be disabled", str(cm.exception))
 
     def test_fallback_only(self):
         m = brisk.load(zoo("mlp"), fallback_only=True, plugins=[])

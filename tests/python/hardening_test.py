@@ -56,6 +56,20 @@ def assert_same(test, got, expected, what):
         test.assertEqual(got, expected, what)
 
 
+def rewrite_program(src, dst, edit):
+    """Copies the PT2 archive `src` to `dst` with edit(program) applied to its model.json."""
+    import json
+    import zipfile
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w") as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith("models/model.json"):
+                program = json.loads(data)
+                edit(program)
+                data = json.dumps(program).encode()
+            zout.writestr(info, data)
+
+
 class ReturnedTwice(unittest.TestCase):
     """A value an If/Loop body returns at several positions reaches all of them."""
 
@@ -205,6 +219,117 @@ class BadValues(unittest.TestCase):
         self.assert_error(lambda: brisk.load(fifo), "FIFO")
         self.assert_error(lambda: brisk.load("/dev/zero"), "character device")
         self.assert_error(lambda: brisk.load(TMP), "directory")
+
+
+class RoundTwo(unittest.TestCase):
+    """The second hostile round: PT2 pytrees and options."""
+
+    def assert_error(self, fn, pattern):
+        BadValues.assert_error(self, fn, pattern)
+
+    def test_pt2_namedtuple_output(self):
+        import collections
+        from torch.utils._pytree import _register_namedtuple
+        Pair = collections.namedtuple("Pair", ["low", "high"])
+        _register_namedtuple(Pair, serialized_type_name="brisk_test.Pair")
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return Pair(x.clamp(max=0), x.clamp(min=0))
+
+        x = torch.randn(5)
+        path = os.path.join(TMP, "namedtuple_out.pt2")
+        ep = torch.export.export(M(), (x,))
+        torch.export.save(ep, path)
+        expected = ep.module()(x)
+        for name, opts in OPTION_SETS.items():
+            got = brisk.load(path, **opts)(x)
+            assert_same(self, got, expected, name)  # type name and _fields too
+            self.assertEqual(got._fields, ("low", "high"), name)
+
+    def test_pt2_dict_input_with_an_extra_key(self):
+        class M(torch.nn.Module):
+            def forward(self, d: Dict[str, torch.Tensor]):
+                return d["a"] + d["b"]
+
+        a, b = torch.randn(3), torch.randn(3)
+        path = os.path.join(TMP, "dict_in.pt2")
+        ep = torch.export.export(M(), ({"a": a, "b": b},))
+        torch.export.save(ep, path)
+        m = brisk.load(path)
+        assert_same(self, m({"a": a, "b": b}), a + b, "exact keys")
+        with self.assertRaises(Exception):
+            ep.module()({"a": a, "b": b, "c": a})  # the reference refuses it too
+        self.assert_error(lambda: m({"a": a, "b": b, "c": a}), r"input 'd': unexpected key 'c'")
+
+    def test_pt2_cond_with_a_constant_int_predicate(self):
+        # An archive whose torch.cond predicate is {"as_int": 1} (torch runs it: 1 is truthy).
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return torch.cond(x.sum() > 0, lambda x: x + 1, lambda x: x - 1, (x,))
+
+        x = -torch.rand(4)  # the exported predicate would take the false branch
+        src = os.path.join(TMP, "cond_src.pt2")
+        torch.export.save(torch.export.export(M(), (x,)), src)
+        path = os.path.join(TMP, "cond_int_pred.pt2")
+
+        def int_predicate(program):
+            conds = [n for n in program["graph_module"]["graph"]["nodes"]
+                     if n["target"] == "torch.ops.higher_order.cond"]
+            self.assertEqual(len(conds), 1)
+            conds[0]["inputs"][0]["arg"] = {"as_int": 1}
+
+        rewrite_program(src, path, int_predicate)
+        expected = torch.export.load(path).module()(x)
+        self.assertTrue(torch.equal(expected, x + 1), "torch takes the true branch")
+        for name, opts in OPTION_SETS.items():
+            assert_same(self, brisk.load(path, **opts)(x), expected, name)
+
+    def test_pt2_damaged_program_fields(self):
+        # Fields brisk once ignored; torch refuses each of these programs too.
+        def graph(p):
+            return p["graph_module"]["graph"]
+
+        def first_input(p):
+            name = p["graph_module"]["signature"]["input_specs"][-1]["user_input"]["arg"]["as_tensor"]["name"]
+            return graph(p)["tensor_values"][name]
+
+        def set_dtype(code):
+            def edit(p):
+                first_input(p)["dtype"] = code
+            return edit
+
+        def set_first_size(p):
+            first_input(p)["sizes"][0] = {"as_int": -5}
+
+        cases = {
+            "outputs emptied": (lambda p: graph(p).__setitem__("outputs", []), "outputs but the signature"),
+            "output names an undefined value":
+                (lambda p: graph(p).__setitem__("outputs", [{"as_tensor": {"name": "nowhere"}}]), "graph output 0"),
+            "output is a constant": (lambda p: graph(p).__setitem__("outputs", [{"as_int": 3}]), "graph output 0"),
+            "negative static size": (set_first_size, "negative size"),
+            "dtype 999": (set_dtype(999), "unknown dtype 999"),
+            "dtype -1": (set_dtype(-1), "unknown dtype -1"),
+            "dtype as a string": (set_dtype("float"), "is not a dtype code"),
+        }
+        for what, (edit, needle) in cases.items():
+            path = os.path.join(TMP, "damaged_" + what.replace(" ", "_") + ".pt2")
+            rewrite_program(zoo("mlp", ".pt2"), path, edit)
+            self.assert_error(lambda: brisk.load(path), needle)
+
+    def test_pt2_program_for_a_torchscript_file(self):
+        self.assert_error(lambda: brisk.load(zoo("mlp"), pt2_program="bogus"),
+                          r"pt2_program 'bogus' names a program of a PT2 archive")
+        brisk.load(zoo("mlp"), pt2_program="")  # the default
+
+    def test_plugin_option_beyond_int64(self):
+        self.assert_error(lambda: brisk.load(zoo("mlp"), plugin_options={"ops_cpu.small_gemm": 2**70}),
+                          r"plugin option 'ops_cpu.small_gemm' must fit in a 64-bit int")
+
+    def test_zero_threads_means_no_preference(self):
+        (x,), _ = torch.load(zoo("mlp", ".inputs.pt")).values()
+        m = brisk.load(zoo("mlp"), intra_op_threads=0, inter_op_threads=0)
+        assert_same(self, m(x), torch.jit.load(zoo("mlp"))(x), "threads 0")
 
 
 if __name__ == "__main__":

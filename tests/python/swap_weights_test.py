@@ -209,6 +209,73 @@ class SwapWeights(unittest.TestCase):
             self.assertTrue(torch.equal(m(x), expected))
             self.assertEqual(m.weights_version, 0)
 
+    def test_model_file_rewritten_with_the_same_weight_names(self):
+        # Same architecture, other values (or another forward) saved over the loaded file:
+        # the weight list still matches, but a swap must not bring in the new file.
+        z = models.MODELS["mlp"]()
+        (x,), _ = z.inputs
+        with torch.no_grad():
+            other = eager_with(z.eager, new_weights([k for k, _ in z.eager.named_parameters()], z.eager, seed=7))
+        for fmt, save in (("torchscript", lambda e, p: torch.jit.script(e).save(p)),
+                          ("pt2", lambda e, p: torch.export.save(torch.export.export(e, (x,)), p))):
+            with tempfile.TemporaryDirectory() as d:
+                path = os.path.join(d, "model" + FORMATS[fmt])
+                save(z.eager.eval(), path)
+                m = brisk.load(path)
+                expected = m(x)
+                save(other, path)
+                with self.assertRaises(brisk.Error, msg=fmt) as cm:
+                    m.swap_weights({"fc3.bias": torch.zeros(10)})
+                self.assertIn("changed since it was loaded", str(cm.exception), fmt)
+                self.assertTrue(torch.equal(m(x), expected), fmt)
+                self.assertEqual(m.weights_version, 0, fmt)
+
+    def test_relative_path_then_chdir(self):
+        # A Module keeps using the file it loaded, whatever the working directory is later.
+        z = models.MODELS["mlp"]()
+        (x,), _ = z.inputs
+        with torch.no_grad():
+            other = eager_with(z.eager, new_weights([k for k, _ in z.eager.named_parameters()], z.eager, seed=8))
+            ref = eager_with(z.eager, {"fc3.bias": torch.zeros(10)})(x)
+        cwd = os.getcwd()
+        with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b, \
+                tempfile.TemporaryDirectory() as empty:
+            torch.jit.script(z.eager.eval()).save(os.path.join(a, "m.pt"))
+            torch.jit.script(other).save(os.path.join(b, "m.pt"))
+            try:
+                os.chdir(a)
+                m = brisk.load("m.pt")
+                for where in (b, empty):  # another m.pt there; no m.pt there
+                    os.chdir(where)
+                    m.swap_weights({"fc3.bias": torch.zeros(10)})
+                    assert_close(self, m(x), ref, f"swap after chdir to {'another m.pt' if where == b else 'nothing'}")
+            finally:
+                os.chdir(cwd)
+
+    def test_from_a_file_of_another_model_sharing_some_weights(self):
+        # A file whose weights are a subset of ours (same names and shapes) is another model.
+        class Part(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc1 = torch.nn.Linear(256, 512)
+
+            def forward(self, x):
+                return self.fc1(x)
+
+        z = models.MODELS["mlp"]()
+        (x,), _ = z.inputs
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "part.pt")
+            torch.jit.script(Part().eval()).save(path)
+            for fmt in FORMATS:
+                m = brisk.load(zoo("mlp" + FORMATS[fmt]))
+                expected = m(x)
+                with self.assertRaises(brisk.Error, msg=fmt) as cm:
+                    m.swap_weights(path)
+                self.assertIn("not a file of this model", str(cm.exception), fmt)
+                self.assertTrue(torch.equal(m(x), expected), fmt)
+                self.assertEqual(m.weights_version, 0, fmt)
+
     def test_runs_in_flight_keep_their_weights(self):
         z = models.MODELS["mlp"]()
         (x,), _ = z.inputs

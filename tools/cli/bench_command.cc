@@ -318,7 +318,7 @@ int benchCommand(const std::vector<std::string>& args) {
   }
   if (parser.given("iters") && parser.given("seconds")) throw UsageError("--iters and --seconds are exclusive");
   setupLogging(f.common.verbose);
-  setThreads(f.common.threads > 0 ? static_cast<int>(f.common.threads) : 1);
+  setThreads(f.common.threads < 0 ? 1 : static_cast<int>(f.common.threads));  // 0: libtorch's
 
   BenchSetup b;
   b.options = f.common.options();

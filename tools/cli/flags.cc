@@ -66,9 +66,9 @@ void FlagParser::addDouble(const std::string& name, double* target, const std::s
 }
 
 void FlagParser::addString(const std::string& name, std::string* target, const std::string& metavar,
-                           const std::string& help) {
-  flags_.push_back({name, metavar, help, [name, target](const std::string& v) {
-                      if (v.empty()) throw UsageError("--" + name + " expects a non-empty value");
+                           const std::string& help, bool allow_empty) {
+  flags_.push_back({name, metavar, help, [name, target, allow_empty](const std::string& v) {
+                      if (v.empty() && !allow_empty) throw UsageError("--" + name + " expects a non-empty value");
                       *target = v;
                     }});
 }

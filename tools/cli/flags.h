@@ -28,8 +28,9 @@ class FlagParser {
               const std::string& help, int64_t min_value, int64_t max_value);
   void addDouble(const std::string& name, double* target, const std::string& metavar,
                  const std::string& help, double min_value, double max_value);
+  // `allow_empty`: "" is a value (an option whose default is ""), not a missing one.
   void addString(const std::string& name, std::string* target, const std::string& metavar,
-                 const std::string& help);
+                 const std::string& help, bool allow_empty = false);
   void addList(const std::string& name, std::vector<std::string>* target, const std::string& metavar,
                const std::string& help);
   // Records which flags were given (by name, without dashes).

@@ -43,7 +43,7 @@ void CommonFlags::addTo(FlagParser& p) {
     } else if (name == "intra_op_threads") {
       // Applied by the command at start (bench's default is 1), not through Options.
       p.addInt(flag, &threads, spec.metavar, std::string(spec.help) + "; default: bench 1, others libtorch's",
-               spec.flagMin(), spec.max);
+               spec.min, spec.max);
     } else {
       switch (spec.type()) {
         case OptionType::kBool: {
@@ -54,10 +54,12 @@ void CommonFlags::addTo(FlagParser& p) {
         }
         case OptionType::kInt:
           ints[name] = kNotGiven;
-          p.addInt(flag, &ints[name], spec.metavar, spec.help, spec.flagMin(), spec.max);
+          p.addInt(flag, &ints[name], spec.metavar, spec.help, spec.min, spec.max);
           break;
         case OptionType::kString:
-          p.addString(flag, &(parsed.*std::get<std::string Options::*>(spec.field)), spec.metavar, spec.help);
+          // The option's own validation judges the value; "" is pt2_program's default.
+          p.addString(flag, &(parsed.*std::get<std::string Options::*>(spec.field)), spec.metavar, spec.help,
+                      /*allow_empty=*/true);
           break;
         case OptionType::kStringList:
           p.addList(flag, &(parsed.*std::get<std::vector<std::string> Options::*>(spec.field)), spec.metavar,

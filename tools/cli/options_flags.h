@@ -23,7 +23,9 @@ struct CommonFlags {
   bool no_default_plugins = false;   // --no-default-plugins: load none of the defaults
   std::vector<std::string> plugin_option_args;  // --plugin-option PLUGIN.NAME=VALUE
   // CLI-wide
-  int64_t threads = 0;  // --threads: 0 = the command's default (bench: 1; others: libtorch's)
+  // --threads: -1 when not given (the command's default: bench 1, others libtorch's);
+  // 0 = no preference (libtorch's), as in Options::intra_op_threads.
+  int64_t threads = -1;
   bool verbose = false;
 
   // Registers the flags above on `parser`.

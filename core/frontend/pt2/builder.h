@@ -32,7 +32,7 @@ class Builder {
   BuiltProgram build(bool fold_batch_norm);
 
  private:
-  void checkDevices();
+  void checkTensorValues();
   void checkOutputSpecs();
 
   const Json& rootSignature();
@@ -120,6 +120,7 @@ class Builder {
   const Json* graph_ = nullptr;
   const Json* sig_ = nullptr;
   const Json* module_call_graph_ = nullptr;
+  const Json* namedtuple_fields_ = nullptr;  // graph_module.treespec_namedtuple_fields, if any
   const Json* range_constraints_ = nullptr;
 };
 

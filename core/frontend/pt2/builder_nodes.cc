@@ -135,11 +135,21 @@ std::vector<Value*> Builder::inlineSubgraph(const Json& sub, const std::vector<V
 }
 
 Value* Builder::toBool(Value* pred, Block* block) {
-  if (pred->type()->kind() != c10::TypeKind::TensorType) return pred;
+  const c10::TypeKind kind = pred->type()->kind();
+  if (kind == c10::TypeKind::BoolType) return pred;
+  // torch.cond takes any truthy predicate: a tensor, and also an int or float (a
+  // constant {"as_int": 1} or a SymInt); prim::If needs a bool.
+  const char* overload = kind == c10::TypeKind::TensorType ? "Tensor"
+                         : kind == c10::TypeKind::IntType  ? "int"
+                         : kind == c10::TypeKind::FloatType ? "float"
+                                                            : nullptr;
+  if (!overload) throw Error("a condition of type " + pred->type()->str() + " (expected a tensor, bool, int or float)");
+  if (pred->isConstant() && kind != c10::TypeKind::TensorType)
+    return g_->addConstant(c10::IValue(pred->constant().toScalar().toDouble() != 0.0), c10::BoolType::get());
   NodeSpec to_bool;
   to_bool.kind = "aten::Bool";
-  to_bool.overload = "Tensor";
-  to_bool.schema = schemaFor(c10::OperatorName("aten::Bool", "Tensor"));
+  to_bool.overload = overload;
+  to_bool.schema = schemaFor(c10::OperatorName("aten::Bool", overload));
   to_bool.inputs = {pred};
   to_bool.outputs.emplace_back(c10::BoolType::get(), "");
   return block->appendNode(std::move(to_bool))->output(0);

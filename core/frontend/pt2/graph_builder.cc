@@ -78,6 +78,7 @@ Builder::Builder(const Json& program, const std::unordered_map<std::string, at::
   graph_ = &objectAt(gm, "graph", "graph_module");
   sig_ = &objectAt(gm, "signature", "graph_module");
   module_call_graph_ = &arrayAt(gm, "module_call_graph", "graph_module");
+  if (auto it = gm.find("treespec_namedtuple_fields"); it != gm.end() && !it->is_null()) namedtuple_fields_ = &*it;
   range_constraints_ = &objectAt(program, "range_constraints", "the program");
 }
 
@@ -85,7 +86,7 @@ BuiltProgram Builder::build(bool fold_batch_norm) {
   block_ = g_->top();
   fold_batch_norm_ = fold_batch_norm;
   reads_ = tensorReads(*graph_);
-  checkDevices();
+  checkTensorValues();
   checkOutputSpecs();
   bindInputs();
   for (const Json& node : arrayAt(*graph_, "nodes", "graph")) convertNode(node);
@@ -94,17 +95,32 @@ BuiltProgram Builder::build(bool fold_batch_norm) {
   return BuiltProgram{g_, std::move(args_out_)};
 }
 
-void Builder::checkDevices() {
-  for (auto it = objectAt(*graph_, "tensor_values", "graph").begin(); it != objectAt(*graph_, "tensor_values", "graph").end(); ++it) {
-    const std::string type = stringAt(objectAt(it.value(), "device", it.key()), "type", it.key() + ".device");
+// Every tensor the program records is validated against the schema once, here: what
+// the rest of the frontend reads of it (device, dtype, static sizes) is then sound. A
+// damaged dtype code or a negative size would otherwise be ignored or turn a check off.
+void Builder::checkTensorValues() {
+  const Json& values = objectAt(*graph_, "tensor_values", "graph");
+  for (auto it = values.begin(); it != values.end(); ++it) {
+    const std::string& name = it.key();
+    const Json& meta = it.value();
+    const std::string type = stringAt(objectAt(meta, "device", name), "type", name + ".device");
     if (type != "cpu")
-      throw Error("tensor '" + it.key() + "' is on device '" + type +
+      throw Error("tensor '" + name + "' is on device '" + type +
                   "': brisk runs CPU programs only (export the model on CPU)");
+    const Json& dtype = at(meta, "dtype", name);
+    if (!dtype.is_number_integer()) throw Error("tensor '" + name + "': dtype " + dtype.dump() + " is not a dtype code");
+    scalarType(dtype.get<int64_t>());  // throws for an unknown code
+    for (const Json& dim : arrayAt(meta, "sizes", name)) {
+      if (unionKind(dim, name + ".sizes") != "as_int") continue;  // a symbolic size
+      if (intOf(dim.begin().value(), name + ".sizes") < 0)
+        throw Error("tensor '" + name + "': negative size " + dim.begin().value().dump());
+    }
   }
 }
 
 void Builder::checkOutputSpecs() {
-  for (const Json& spec : arrayAt(*sig_, "output_specs", "signature")) {
+  const Json& specs = arrayAt(*sig_, "output_specs", "signature");
+  for (const Json& spec : specs) {
     const std::string& kind = unionKind(spec, "an output spec");
     const Json& body = spec.begin().value();
     if (kind == "user_output") continue;
@@ -115,6 +131,18 @@ void Builder::checkOutputSpecs() {
     if (kind == "user_input_mutation")
       throw Error("program mutates its input '" + stringAt(body, "user_input_name", kind) + "': not supported");
     throw Error("output kind '" + kind + "' (training or effect token outputs) is not supported");
+  }
+  // brisk reads what each output is from output_specs; the graph's own output list must
+  // say the same (torch refuses a program where they differ).
+  const Json& outputs = arrayAt(*graph_, "outputs", "graph");
+  if (outputs.size() != specs.size())
+    throw Error("the graph has " + std::to_string(outputs.size()) + " outputs but the signature " +
+                std::to_string(specs.size()) + " output specs");
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const Json& arg = at(specs[i].begin().value(), "arg", "an output spec");
+    if (outputs[i] != arg)
+      throw Error("graph output " + std::to_string(i) + " is " + outputs[i].dump() + " but its output spec says " +
+                  arg.dump());
   }
 }
 
@@ -130,7 +158,8 @@ void Builder::bindOutputs() {
   std::vector<Value*> leaves;
   for (const Json& spec : arrayAt(*sig_, "output_specs", "signature"))
     leaves.push_back(args_.value(at(spec.begin().value(), "arg", "user_output"), nullptr));
-  const TreeSpec out = parseTreeSpec(stringAt(rootSignature(), "out_spec", "the root signature"), "out_spec");
+  const TreeSpec out =
+      parseTreeSpec(stringAt(rootSignature(), "out_spec", "the root signature"), "out_spec", namedtuple_fields_);
   if (out.numLeaves() != leaves.size())
     throw Error("out_spec has " + std::to_string(out.numLeaves()) + " leaves but the program " +
                 std::to_string(leaves.size()) + " outputs");

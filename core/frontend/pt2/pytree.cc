@@ -9,7 +9,7 @@
 namespace brisk::pt2 {
 namespace {
 
-TreeSpec parseNode(const Json& j, const std::string& what) {
+TreeSpec parseNode(const Json& j, const std::string& what, const Json* namedtuple_fields) {
   TreeSpec s;
   const Json& type = at(j, "type", what);
   const Json& children = arrayAt(j, "children_spec", what);
@@ -21,6 +21,19 @@ TreeSpec parseNode(const Json& j, const std::string& what) {
   const std::string& t = type.get_ref<const std::string&>();
   if (t == "builtins.tuple" || t == "collections.namedtuple" || t == "torch.fx.immutable_collections.immutable_list") {
     s.kind = t == "builtins.tuple" || t == "collections.namedtuple" ? TreeSpec::Kind::kTuple : TreeSpec::Kind::kList;
+    if (t == "collections.namedtuple" && at(j, "context", what).is_string()) {
+      s.type_name = j["context"].get<std::string>();
+      if (namedtuple_fields && namedtuple_fields->is_object() && namedtuple_fields->contains(s.type_name)) {
+        const Json& names = at(namedtuple_fields->at(s.type_name), "field_names", "treespec_namedtuple_fields");
+        if (!names.is_array() || names.size() != children.size())
+          throw Error(what + ": namedtuple '" + s.type_name + "' has " + std::to_string(children.size()) +
+                      " children but its recorded field names are " + names.dump());
+        for (const Json& n : names) {
+          if (!n.is_string()) throw Error(what + ": namedtuple '" + s.type_name + "' has a field name " + n.dump());
+          s.field_names.push_back(n.get<std::string>());
+        }
+      }
+    }
   } else if (t == "builtins.list") {
     s.kind = TreeSpec::Kind::kList;
   } else if (t == "builtins.dict" || t == "collections.OrderedDict") {
@@ -41,7 +54,7 @@ TreeSpec parseNode(const Json& j, const std::string& what) {
   } else {
     throw Error(what + ": pytree node type '" + t + "' is not supported");
   }
-  for (const Json& c : children) s.children.push_back(parseNode(c, what));
+  for (const Json& c : children) s.children.push_back(parseNode(c, what, namedtuple_fields));
   return s;
 }
 
@@ -50,6 +63,16 @@ c10::TypePtr commonType(const std::vector<c10::TypePtr>& types) {
   for (const auto& t : types)
     if (*t != *types[0]) return c10::AnyType::get();
   return types[0];
+}
+
+// ep.module() returns the exported namedtuple class; the caller gets a namedtuple of the
+// same name and fields (as from a TorchScript model), not a plain tuple.
+c10::TypePtr namedTupleType(const TreeSpec& spec, const std::vector<c10::TypePtr>& types) {
+  std::string name = spec.type_name;
+  // A qualified name has non-empty atoms: "a..b" or "Out." would not parse.
+  const bool parsable = !name.empty() && name.front() != '.' && name.back() != '.' && name.find("..") == std::string::npos;
+  if (!parsable) name = "NamedTuple";
+  return c10::TupleType::createNamed(c10::QualifiedName(name), spec.field_names, types);
 }
 
 }  // namespace
@@ -61,7 +84,7 @@ size_t TreeSpec::numLeaves() const {
   return n;
 }
 
-TreeSpec parseTreeSpec(const std::string& text, const std::string& what) {
+TreeSpec parseTreeSpec(const std::string& text, const std::string& what, const Json* namedtuple_fields) {
   checkJsonDepth(text, what);
   Json j;
   try {
@@ -72,7 +95,7 @@ TreeSpec parseTreeSpec(const std::string& text, const std::string& what) {
   if (!j.is_array() || j.size() != 2 || !j[0].is_number_integer())
     throw Error(what + " is not a [version, spec] pair");
   if (j[0].get<int64_t>() != 1) throw Error(what + ": pytree spec version " + j[0].dump() + " is not supported");
-  return parseNode(j[1], what);
+  return parseNode(j[1], what, namedtuple_fields);
 }
 
 c10::TypePtr structureType(const TreeSpec& spec, const std::vector<c10::TypePtr>& leaf_types, size_t& leaf) {
@@ -97,6 +120,14 @@ void emitFlatten(Graph& g, Block& block, Value* v, const TreeSpec& spec, std::ve
   std::vector<Value*> parts;
   if (spec.kind == TreeSpec::Kind::kDict) {
     const c10::TypePtr elem = v->type()->expectRef<c10::DictType>().getValueType();
+    // The lookups below would ignore keys the program does not take; ep.module() refuses
+    // them, and so does brisk (core/kernels/input_check_kernels.cc).
+    NodeSpec check;
+    check.kind = "brisk::check_dict_keys";
+    check.inputs = {v};
+    Node* c = block.appendNode(std::move(check));
+    c->setAttribute("input", v->name());
+    c->setAttribute("keys", c10::IValue(c10::List<std::string>(spec.keys)));
     for (const std::string& key : spec.keys) {
       NodeSpec n;
       n.kind = "aten::__getitem__";
@@ -140,7 +171,7 @@ Value* emitUnflatten(Graph& g, Block& block, const TreeSpec& spec, const std::ve
   switch (spec.kind) {
     case TreeSpec::Kind::kTuple:
       n.kind = "prim::TupleConstruct";
-      type = c10::TupleType::create(types);
+      type = spec.field_names.empty() ? c10::TupleType::create(types) : namedTupleType(spec, types);
       n.inputs = parts;
       break;
     case TreeSpec::Kind::kList:

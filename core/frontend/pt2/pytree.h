@@ -6,6 +6,8 @@
 // hot path stays a plain walk over steps.
 #include <ATen/core/jit_type.h>
 
+#include "core/frontend/pt2/schema.h"  // Json
+
 #include <string>
 #include <vector>
 
@@ -21,12 +23,19 @@ struct TreeSpec {
   enum class Kind { kLeaf, kTuple, kList, kDict };
   Kind kind = Kind::kLeaf;
   std::vector<std::string> keys;  // kDict: one per child
+  // kTuple from a namedtuple: its serialized type name ("my.Out") and, when the archive
+  // records them (graph_module.treespec_namedtuple_fields), its field names.
+  std::string type_name;
+  std::vector<std::string> field_names;
   std::vector<TreeSpec> children;
   size_t numLeaves() const;
 };
 
 // Parses the serialized form: JSON [1, {"type", "context", "children_spec"}].
-TreeSpec parseTreeSpec(const std::string& text, const std::string& what);
+// `namedtuple_fields`: the graph module's treespec_namedtuple_fields ({type name:
+// {"field_names": [...]}}), or null.
+TreeSpec parseTreeSpec(const std::string& text, const std::string& what,
+                       const Json* namedtuple_fields = nullptr);
 
 // The TorchScript type a value of this structure has, given its leaves' types in
 // depth-first order (consumed from `leaf`).
