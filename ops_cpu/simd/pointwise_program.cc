@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "ops_cpu/simd/cpu_features.h"
+#include "ops_cpu/simd/math_avx2.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -125,6 +126,7 @@ inline float scalarOp(Op op, float a, float b, float c, float imm) {
     case Op::kAbs: return std::fabs(a);
     case Op::kReciprocal: return 1.0f / a;
     case Op::kSqrt: return std::sqrt(a);
+    case Op::kRsqrt: return 1.0f / std::sqrt(a);
     case Op::kRelu: return 0.0f > a ? 0.0f : a;
     case Op::kLeakyRelu: return a > 0.0f ? a : a * imm;
     case Op::kHardsigmoid: {
@@ -140,10 +142,14 @@ inline float scalarOp(Op op, float a, float b, float c, float imm) {
       return a * t / 6.0f;
     }
     case Op::kExp: return std::exp(a);
+    case Op::kLog: return std::log(a);
+    case Op::kErf: return std::erf(a);
     case Op::kTanh: return std::tanh(a);
     case Op::kSigmoid: return 1.0f / (1.0f + std::exp(-a));
     case Op::kSilu: return a / (1.0f + std::exp(-a));
     case Op::kGeluTanh: return geluTanhScalar(a);
+    // ATen's scalar GELU (its tail loop), the same operations in the same order.
+    case Op::kGeluErf: return a * 0.5f * (1.0f + std::erf(a * static_cast<float>(M_SQRT1_2)));
   }
   return a;
 }
@@ -168,53 +174,12 @@ void runScalar(const Program& p, const Input* inputs, void* const* outputs, int6
 
 namespace {
 
-// exp(x) = 2^n * exp(r), x = n ln2 + r, |r| <= ln2 / 2 (ln2 in two parts so n * ln2 is
-// exact), exp(r) by Cephes' degree-6 polynomial. 2^n is applied as two factors 2^(n/2)
-// and 2^(n - n/2), each a normal float, so results that overflow become inf and those in
-// the subnormal range are still produced (rounded twice there) instead of being clamped.
-inline __m256 exp8(__m256 x) {
-  const __m256 hi = _mm256_set1_ps(89.0f), lo = _mm256_set1_ps(-104.0f);
-  // Constant first: min/max return the second operand when one is NaN, so NaN stays.
-  x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
-  const __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 y = _mm256_set1_ps(1.9875691500E-4f);
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507E-3f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073E-3f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894E-2f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459E-1f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201E-1f));
-  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i n = _mm256_cvtps_epi32(fx);
-  const __m256i n1 = _mm256_srai_epi32(n, 1);
-  const __m256i n2 = _mm256_sub_epi32(n, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 p1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 p2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(y, p1), p2);
-}
-
-// Cephes tanhf: an odd polynomial below |x| = 0.625 (where 1 - 2 / (e^2|x| + 1) would
-// cancel), 1 - 2 / (e^2|x| + 1) with x's sign above.
-inline __m256 tanh8(__m256 x) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256 ax = _mm256_andnot_ps(sign, x);
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 e = exp8(_mm256_add_ps(ax, ax));
-  __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
-  big = _mm256_or_ps(big, _mm256_and_ps(sign, x));
-  const __m256 s = _mm256_mul_ps(x, x);
-  __m256 p = _mm256_set1_ps(-5.70498872745E-3f);
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(2.06390887954E-2f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-5.37397155531E-2f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.33314422036E-1f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.33332819422E-1f));
-  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x);
-  // NaN: ax < 0.625 is false, big is NaN (from e) -> NaN.
-  return _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
-}
+using vmath::erf8;
+using vmath::exp8;
+using vmath::geluErf8;
+using vmath::log8;
+using vmath::sigmoid8;
+using vmath::tanh8;
 
 inline __m256 bool8(__m256 mask) { return _mm256_and_ps(mask, _mm256_set1_ps(1.0f)); }
 
@@ -250,6 +215,7 @@ void execAvx2(const Instr& in, const float* a, const float* b, const float* c, f
     case Op::kAbs: return unary([](__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); });
     case Op::kReciprocal: return unary([&](__m256 x) { return _mm256_div_ps(one, x); });
     case Op::kSqrt: return unary([](__m256 x) { return _mm256_sqrt_ps(x); });
+    case Op::kRsqrt: return unary([&](__m256 x) { return _mm256_div_ps(one, _mm256_sqrt_ps(x)); });
     case Op::kRelu: return unary([&](__m256 x) { return _mm256_max_ps(zero, x); });
     case Op::kLeakyRelu: {
       const __m256 slope = _mm256_set1_ps(in.imm);
@@ -268,8 +234,9 @@ void execAvx2(const Instr& in, const float* a, const float* b, const float* c, f
     }
     case Op::kExp: return unary([](__m256 x) { return exp8(x); });
     case Op::kTanh: return unary([](__m256 x) { return tanh8(x); });
-    case Op::kSigmoid:
-      return unary([&](__m256 x) { return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x)))); });
+    case Op::kLog: return unary([](__m256 x) { return log8(x); });
+    case Op::kErf: return unary([](__m256 x) { return erf8(x); });
+    case Op::kSigmoid: return unary([](__m256 x) { return sigmoid8(x); });
     case Op::kSilu:
       return unary([&](__m256 x) { return _mm256_div_ps(x, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x)))); });
     case Op::kGeluTanh: {
@@ -281,6 +248,7 @@ void execAvx2(const Instr& in, const float* a, const float* b, const float* c, f
         return _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, tanh8(inner)));
       });
     }
+    case Op::kGeluErf: return unary([](__m256 x) { return geluErf8(x); });
   }
 }
 
@@ -325,15 +293,19 @@ const char* opName(Op op) {
     case Op::kAbs: return "abs";
     case Op::kReciprocal: return "reciprocal";
     case Op::kSqrt: return "sqrt";
+    case Op::kRsqrt: return "rsqrt";
     case Op::kRelu: return "relu";
     case Op::kLeakyRelu: return "leaky_relu";
     case Op::kHardsigmoid: return "hardsigmoid";
     case Op::kHardswish: return "hardswish";
     case Op::kExp: return "exp";
+    case Op::kLog: return "log";
+    case Op::kErf: return "erf";
     case Op::kTanh: return "tanh";
     case Op::kSigmoid: return "sigmoid";
     case Op::kSilu: return "silu";
     case Op::kGeluTanh: return "gelu_tanh";
+    case Op::kGeluErf: return "gelu";
   }
   return "?";
 }
