@@ -91,8 +91,11 @@ class Compiler {
     reg_.assign(steps_.size(), -1);
     type_.assign(steps_.size(), VT::kF);
     deps_.assign(steps_.size(), 0);
-    for (size_t s = 0; s < steps_.size(); ++s)
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      const size_t first = c.program.code.size();
       if (std::string e = step(s); !e.empty()) return steps_[s].key + ": " + e;
+      for (size_t i = first; i < c.program.code.size(); ++i) c.program.code[i].deps = deps_[s];
+    }
     // Register slots are numbered after the inputs, known only now.
     const uint16_t nin = static_cast<uint16_t>(c.inputs.size());
     if (c.inputs.size() > 64) return "more than 64 inputs";

@@ -25,10 +25,13 @@ namespace brisk::ops_cpu::pw {
 namespace {
 
 // Per-thread scratch: registers, scalar broadcasts, staging for short tiles, slot
-// pointers. Grown on the first call with a bigger program, then reused.
+// pointers, and the row-invariant results (see forTiles). Grown on the first call with a
+// bigger program or row, then reused.
 struct Scratch {
-  std::vector<float> regs, bcast, staging;
+  std::vector<float> regs, bcast, staging, rows;
   std::vector<const float*> slots;
+  std::vector<uint8_t> hoisted;    // per instruction
+  std::vector<size_t> row_offset;  // per hoisted instruction: its row in `rows`
   float* reg(size_t i) { return regs.data() + i * kTile; }
 };
 
@@ -39,6 +42,10 @@ Scratch& scratchFor(const Program& p) {
   if (s.bcast.size() < nin * kTile) s.bcast.resize(nin * kTile);
   if (s.staging.size() < nin * kTile) s.staging.resize(nin * kTile);
   if (s.slots.size() < nin + nreg) s.slots.resize(nin + nreg);
+  if (s.hoisted.size() < p.code.size()) {
+    s.hoisted.resize(p.code.size());
+    s.row_offset.resize(p.code.size());
+  }
   return s;
 }
 
@@ -79,19 +86,82 @@ void storeOutputs(const Program& p, Scratch& s, void* const* outputs, int64_t i,
   }
 }
 
-// Walks the tiles of [begin, end), calling exec(len) with the slots bound.
-template <class Exec>
+// Which instructions of this call are row-invariant: they read trailing-dimension vectors
+// and scalars only (layer norm's rsqrt(var + eps), a bias's activation), so their result
+// repeats every row. Computing them per element would redo that work once per row: the
+// fused group of a layer norm's elementwise tail took twice as long as the unfused ops.
+// Instead they run once over one row, and the tiles read their results like row inputs.
+// Only where the range covers more than one row, and for rows up to kMaxHoistedRow
+// elements (the scratch holds one row per such instruction).
+constexpr int64_t kMaxHoistedRow = 1 << 16;
+
+bool markHoisted(const Program& p, const Input* in, Scratch& s, int64_t begin, int64_t end, int64_t inner) {
+  if (end - begin <= inner || inner > kMaxHoistedRow) return false;
+  uint64_t row = 0, full = 0;
+  for (size_t k = 0; k < p.num_inputs; ++k) {
+    if (in[k].kind == InputKind::kRow) row |= uint64_t{1} << k;
+    if (in[k].kind == InputKind::kFull) full |= uint64_t{1} << k;
+  }
+  if (!row) return false;
+  size_t count = 0;
+  const size_t stride = static_cast<size_t>(inner + 8) / 8 * 8 + 8;  // tiles read up to 7 lanes past a row
+  for (size_t i = 0; i < p.code.size(); ++i) {
+    const uint64_t d = p.code[i].deps;
+    s.hoisted[i] = (d & full) == 0 && (d & row) != 0;
+    if (s.hoisted[i]) s.row_offset[i] = count++ * stride;
+  }
+  if (!count) return false;
+  if (s.rows.size() < count * stride) s.rows.resize(count * stride);
+  return true;
+}
+
+enum class Pass : uint8_t {
+  kAll,   // every instruction, register slots bound once
+  kRow,   // the hoisted instructions over one row, into `rows`
+  kTile,  // the others, reading the hoisted results from `rows`
+};
+
+// Runs the instructions of `pass` for a tile of `len` elements at row offset `col`:
+// one(instr, a, b, c, dst, len). The operands are read before the destination's slot is
+// rebound: an instruction may write the register of its own operand.
+template <class One>
+void runCode(const Program& p, Scratch& s, Pass pass, int64_t len, int64_t col, One&& one) {
+  for (size_t i = 0; i < p.code.size(); ++i) {
+    const Instr& in = p.code[i];
+    const bool hoisted = pass != Pass::kAll && s.hoisted[i];
+    if ((pass == Pass::kRow && !hoisted) || (pass == Pass::kTile && hoisted)) {
+      if (hoisted) s.slots[in.dst] = s.rows.data() + s.row_offset[i] + col;
+      continue;
+    }
+    const float *a = s.slots[in.a], *b = s.slots[in.b], *c = s.slots[in.c];
+    if (pass != Pass::kAll)
+      s.slots[in.dst] = hoisted ? s.rows.data() + s.row_offset[i] + col : s.reg(in.dst - p.num_inputs);
+    one(in, a, b, c, const_cast<float*>(s.slots[in.dst]), len);
+  }
+}
+
+// Walks the tiles of [begin, end), running the program on each (one() per instruction,
+// see runCode), then storing the outputs.
+template <class One>
 void forTiles(const Program& p, const Input* in, void* const* outputs, int64_t begin, int64_t end, int64_t inner,
-              bool vector, Exec&& exec) {
+              bool vector, One&& one) {
   Scratch& s = scratchFor(p);
   for (size_t r = 0; r < p.num_registers; ++r) s.slots[p.num_inputs + r] = s.reg(r);
   fillBroadcasts(p, in, s);
+  const bool hoist = markHoisted(p, in, s, begin, end, inner);
+  if (hoist) {
+    for (int64_t col = 0; col < inner; col += kTile) {
+      const int64_t len = std::min(kTile, inner - col);
+      bindInputs(p, in, s, 0, col, len, vector && len % 8 != 0);
+      runCode(p, s, Pass::kRow, len, col, one);
+    }
+  }
   int64_t i = begin;
   while (i < end) {
     const int64_t col = i % inner;
     const int64_t len = std::min({kTile, end - i, inner - col});
     bindInputs(p, in, s, i, col, len, vector && len % 8 != 0);
-    exec(s, len);
+    runCode(p, s, hoist ? Pass::kTile : Pass::kAll, len, col, one);
     storeOutputs(p, s, outputs, i, len);
     i += len;
   }
@@ -158,14 +228,8 @@ inline float scalarOp(Op op, float a, float b, float c, float imm) {
 
 void runScalar(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
                int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, false, [&](Scratch& s, int64_t len) {
-    for (const Instr& in : p.code) {
-      const float* a = s.slots[in.a];
-      const float* b = s.slots[in.b];
-      const float* c = s.slots[in.c];
-      float* d = const_cast<float*>(s.slots[in.dst]);
-      for (int64_t j = 0; j < len; ++j) d[j] = scalarOp(in.op, a[j], b[j], c[j], in.imm);
-    }
+  forTiles(p, inputs, outputs, begin, end, inner, false, [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
+    for (int64_t j = 0; j < len; ++j) d[j] = scalarOp(in.op, a[j], b[j], c[j], in.imm);
   });
 }
 
@@ -254,10 +318,8 @@ void execAvx2(const Instr& in, const float* a, const float* b, const float* c, f
 
 void runAvx2(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
              int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, true, [&](Scratch& s, int64_t len) {
-    const int64_t n8 = (len + 7) / 8 * 8;
-    for (const Instr& in : p.code)
-      execAvx2(in, s.slots[in.a], s.slots[in.b], s.slots[in.c], const_cast<float*>(s.slots[in.dst]), n8);
+  forTiles(p, inputs, outputs, begin, end, inner, true, [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
+    execAvx2(in, a, b, c, d, (len + 7) / 8 * 8);
   });
 }
 

@@ -65,6 +65,9 @@ struct Instr {
   // Operand slots: [0, num_inputs) are the inputs, [num_inputs, ...) registers.
   uint16_t dst = 0, a = 0, b = 0, c = 0;
   float imm = 0.0f;
+  // The inputs the result depends on (bit k: input k). run() computes an instruction
+  // that depends on trailing-dimension vectors and scalars only once per row.
+  uint64_t deps = 0;
 };
 
 // How an input is read at element i of the output (row-major, `inner` = last dim).

@@ -284,9 +284,10 @@ at::Tensor wideRange(uint64_t seed) {
 }
 
 // One op after neg (so the group has two nodes) against the unfused graph, where ATen
-// computes it: log, erf, sqrt (MKL's vector math), gelu (erf: Abramowitz & Stegun 7.1.26
+// computes it (the README's table of bounds): log, erf, exp, tanh, sqrt (MKL's vector
+// math), gelu (erf: Abramowitz & Stegun 7.1.26
 // in ATen's AVX2 loop, up to 2.6e-7 from the exact value; std::erf in its scalar tail).
-TEST(FusedPointwise, NewTranscendentalsWithinStatedBoundsOfATen) {
+TEST(FusedPointwise, EachTranscendentalWithinItsBoundOfATen) {
   struct Case {
     const char* op;
     int64_t max_ulps;
@@ -298,17 +299,66 @@ TEST(FusedPointwise, NewTranscendentalsWithinStatedBoundsOfATen) {
       {"aten::sqrt(%x)", 1, 0.0f},
       {"aten::pow(%x, %half)", 1, 0.0f},
       {"aten::gelu(%x, %none)", 2, 0x1p-21f},
+      // The README's bounds for the older activations, over the same range.
+      {"aten::exp(%x)", 1, 0.0f},
+      {"aten::tanh(%x)", 1, 0.0f},
+      {"aten::gelu(%x, %tanh)", 1, 0x1p-22f},
+      {"aten::hardsigmoid(%x)", 1, 0.0f},
+      {"aten::hardswish(%x)", 1, 0.0f},
+      {"aten::sigmoid(%x)", 2, 0.0f},
+      {"aten::silu(%x)", 2, 0x1p-22f},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.op);
     const std::string ir = std::string("graph(%x0 : Tensor):\n") +
                            "  %none : str = prim::Constant[value=\"none\"]()\n"
+                           "  %tanh : str = prim::Constant[value=\"tanh\"]()\n"
                            "  %half : float = prim::Constant[value=0.5]()\n"
                            "  %x : Tensor = aten::neg(%x0)\n"
                            "  %a : Tensor = " + c.op + "\n" +
                            "  return (%a)\n";
     expectSame(ir, {{wideRange(60)}, {wideRange(61).abs()}, {specials({3, 33}, 62)}}, 1, c.max_ulps, c.abs_tol);
   }
+}
+
+// A layer norm's elementwise tail: rsqrt(v + eps) and hardtanh(w) read rows only, so the
+// interpreter computes them once per row (pointwise_program.cc, markHoisted); relu's
+// register is reused by the add that reads it.
+const char* kRowInvariant = R"IR(
+graph(%x : Tensor, %m : Tensor, %v : Tensor, %w : Tensor, %b : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
+  %a : Tensor = aten::sub(%x, %m, %one)
+  %c : Tensor = aten::add(%v, %eps, %one)
+  %r : Tensor = aten::rsqrt(%c)
+  %s : Tensor = aten::mul(%a, %r)
+  %t : Tensor = aten::mul(%s, %w)
+  %o : Tensor = aten::add(%t, %b, %one)
+  %lo : float = prim::Constant[value=-0.5]()
+  %hi : float = prim::Constant[value=2.]()
+  %g : Tensor = aten::hardtanh(%w, %lo, %hi)
+  %u : Tensor = aten::relu(%g)
+  %k : Tensor = aten::add(%u, %o, %one)
+  %h : Tensor = aten::mul(%k, %g)
+  return (%h, %o)
+)IR";
+
+TEST(FusedPointwise, RowInvariantStepsOncePerRowSameBits) {
+  auto rows = [](int64_t n, uint64_t seed) {
+    return std::vector<c10::IValue>{specials({n}, seed), specials({n}, seed + 1).abs(), specials({n}, seed + 2),
+                                    specials({n}, seed + 3)};
+  };
+  std::vector<std::vector<c10::IValue>> sets;
+  for (auto [shape, seed] : std::vector<std::pair<std::vector<int64_t>, uint64_t>>{
+           {{5, 37}, 80}, {{3, 300}, 81}, {{2, 3, 1001}, 82}, {{1, 37}, 83}, {{300, 1001}, 84}}) {
+    std::vector<c10::IValue> in = {specials(shape, seed)};
+    for (c10::IValue& r : rows(shape.back(), seed * 10)) in.push_back(r);
+    sets.push_back(in);
+  }
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);  // the last set is split across threads: each part hoists again
+  expectSame(kRowInvariant, sets, 1);
+  at::set_num_threads(threads);
 }
 
 const char* kInplaceInside = R"IR(
