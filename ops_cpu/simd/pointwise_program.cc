@@ -4,7 +4,8 @@
 // never cross a row (so a trailing-dimension vector is one pointer per tile). Each tile
 // gives every operand slot a pointer: a full input points into its tensor, a row input
 // into its vector, a scalar input at a buffer filled with its value once per call, a
-// register at its scratch buffer. On the AVX2 path every instruction then runs whole
+// register at its scratch buffer (or, for an output that overlaps no input, at the
+// output itself). On the AVX2 path every instruction then runs whole
 // 8-lane vectors; a tile whose length is not a multiple of 8 (the last one of a row)
 // first copies its inputs into zero-padded staging buffers, so tails get exactly the
 // same lane arithmetic as the body and nothing reads past a tensor's end.
@@ -30,6 +31,7 @@ namespace {
 struct Scratch {
   std::vector<float> regs, bcast, staging, rows;
   std::vector<const float*> slots;
+  std::vector<float*> dst;         // per register: where an instruction writing it stores
   std::vector<uint8_t> hoisted;    // per instruction
   std::vector<size_t> row_offset;  // per hoisted instruction: its row in `rows`
   float* reg(size_t i) { return regs.data() + i * kTile; }
@@ -42,6 +44,7 @@ Scratch& scratchFor(const Program& p) {
   if (s.bcast.size() < nin * kTile) s.bcast.resize(nin * kTile);
   if (s.staging.size() < nin * kTile) s.staging.resize(nin * kTile);
   if (s.slots.size() < nin + nreg) s.slots.resize(nin + nreg);
+  if (s.dst.size() < nreg) s.dst.resize(nreg);
   if (s.hoisted.size() < p.code.size()) {
     s.hoisted.resize(p.code.size());
     s.row_offset.resize(p.code.size());
@@ -77,6 +80,7 @@ void fillBroadcasts(const Program& p, const Input* in, Scratch& s) {
 void storeOutputs(const Program& p, Scratch& s, void* const* outputs, int64_t i, int64_t len) {
   for (size_t k = 0; k < p.outputs.size(); ++k) {
     const float* r = s.slots[p.outputs[k].slot];
+    if (r == static_cast<const float*>(outputs[k]) + i) continue;  // written in place (see forTiles)
     if (p.outputs[k].as_bool) {
       uint8_t* o = static_cast<uint8_t*>(outputs[k]) + i;
       for (int64_t j = 0; j < len; ++j) o[j] = r[j] != 0.0f;
@@ -115,8 +119,42 @@ bool markHoisted(const Program& p, const Input* in, Scratch& s, int64_t begin, i
   return true;
 }
 
+// The fp32 outputs whose register can be the output itself (bit k: output k): the
+// instructions then store straight into it instead of into a register that is copied out
+// after each tile. Only when the output overlaps no input (an output planned into an
+// input's memory would be overwritten before later instructions of the tile read that
+// input) and no other output. Registers hold one value after another: an earlier value
+// that shares the output's register passes through the output's memory first.
+uint64_t directOutputs(const Program& p, const Input* in, void* const* outputs, int64_t begin, int64_t end,
+                       int64_t inner) {
+  if (p.outputs.size() > 64) return 0;
+  auto overlaps = [](const void* a, int64_t an, const void* b, int64_t bn) {
+    const char *x = static_cast<const char*>(a), *y = static_cast<const char*>(b);
+    return x < y + bn && y < x + an;
+  };
+  uint64_t direct = 0;
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    if (p.outputs[k].as_bool) continue;
+    const float* o = static_cast<const float*>(outputs[k]) + begin;
+    const int64_t bytes = (end - begin) * static_cast<int64_t>(sizeof(float));
+    bool alone = true;
+    for (size_t j = 0; j < p.num_inputs && alone; ++j) {
+      if (in[j].kind == InputKind::kFull)
+        alone = !overlaps(o, bytes, in[j].data + begin, bytes);
+      else if (in[j].kind == InputKind::kRow)
+        alone = !overlaps(o, bytes, in[j].data, inner * static_cast<int64_t>(sizeof(float)));
+    }
+    for (size_t j = 0; j < p.outputs.size() && alone; ++j)
+      if (j != k)
+        alone = !overlaps(o, bytes, static_cast<const char*>(outputs[j]) + begin * (p.outputs[j].as_bool ? 1 : 4),
+                          (end - begin) * (p.outputs[j].as_bool ? 1 : 4));
+    if (alone) direct |= uint64_t{1} << k;
+  }
+  return direct;
+}
+
 enum class Pass : uint8_t {
-  kAll,   // every instruction, register slots bound once
+  kAll,   // every instruction
   kRow,   // the hoisted instructions over one row, into `rows`
   kTile,  // the others, reading the hoisted results from `rows`
 };
@@ -134,8 +172,7 @@ void runCode(const Program& p, Scratch& s, Pass pass, int64_t len, int64_t col, 
       continue;
     }
     const float *a = s.slots[in.a], *b = s.slots[in.b], *c = s.slots[in.c];
-    if (pass != Pass::kAll)
-      s.slots[in.dst] = hoisted ? s.rows.data() + s.row_offset[i] + col : s.reg(in.dst - p.num_inputs);
+    s.slots[in.dst] = hoisted ? s.rows.data() + s.row_offset[i] + col : s.dst[in.dst - p.num_inputs];
     one(in, a, b, c, const_cast<float*>(s.slots[in.dst]), len);
   }
 }
@@ -146,8 +183,9 @@ template <class One>
 void forTiles(const Program& p, const Input* in, void* const* outputs, int64_t begin, int64_t end, int64_t inner,
               bool vector, One&& one) {
   Scratch& s = scratchFor(p);
-  for (size_t r = 0; r < p.num_registers; ++r) s.slots[p.num_inputs + r] = s.reg(r);
+  for (size_t r = 0; r < p.num_registers; ++r) s.dst[r] = s.reg(r);
   fillBroadcasts(p, in, s);
+  const uint64_t direct = directOutputs(p, in, outputs, begin, end, inner);
   const bool hoist = markHoisted(p, in, s, begin, end, inner);
   if (hoist) {
     for (int64_t col = 0; col < inner; col += kTile) {
@@ -160,7 +198,13 @@ void forTiles(const Program& p, const Input* in, void* const* outputs, int64_t b
   while (i < end) {
     const int64_t col = i % inner;
     const int64_t len = std::min({kTile, end - i, inner - col});
-    bindInputs(p, in, s, i, col, len, vector && len % 8 != 0);
+    const bool pad = vector && len % 8 != 0;
+    bindInputs(p, in, s, i, col, len, pad);
+    // A padded tile computes up to 7 lanes past `len`: those stay in the registers.
+    for (size_t k = 0; k < p.outputs.size(); ++k)
+      if (direct >> k & 1)
+        s.dst[p.outputs[k].slot - p.num_inputs] =
+            pad ? s.reg(p.outputs[k].slot - p.num_inputs) : static_cast<float*>(outputs[k]) + i;
     runCode(p, s, hoist ? Pass::kTile : Pass::kAll, len, col, one);
     storeOutputs(p, s, outputs, i, len);
     i += len;
@@ -228,9 +272,10 @@ inline float scalarOp(Op op, float a, float b, float c, float imm) {
 
 void runScalar(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
                int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, false, [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
-    for (int64_t j = 0; j < len; ++j) d[j] = scalarOp(in.op, a[j], b[j], c[j], in.imm);
-  });
+  forTiles(p, inputs, outputs, begin, end, inner, false,
+           [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
+             for (int64_t j = 0; j < len; ++j) d[j] = scalarOp(in.op, a[j], b[j], c[j], in.imm);
+           });
 }
 
 #pragma GCC push_options
@@ -318,9 +363,10 @@ void execAvx2(const Instr& in, const float* a, const float* b, const float* c, f
 
 void runAvx2(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
              int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, true, [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
-    execAvx2(in, a, b, c, d, (len + 7) / 8 * 8);
-  });
+  forTiles(p, inputs, outputs, begin, end, inner, true,
+           [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
+             execAvx2(in, a, b, c, d, (len + 7) / 8 * 8);
+           });
 }
 
 }  // namespace

