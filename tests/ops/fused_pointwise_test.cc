@@ -502,7 +502,8 @@ TEST(PointwiseProgram, ScalarPathMatchesVectorPathForExactOps) {
   const uint16_t r0 = 2, r1 = 3;
   p.code = {{pw::Op::kAdd, r0, 0, 1}, {pw::Op::kMul, r1, r0, 1}, {pw::Op::kDiv, r0, r1, 0},
             {pw::Op::kMax, r1, r0, 1}, {pw::Op::kLt, r0, r1, 0},  {pw::Op::kWhere, r0, r0, r1, 1},
-            {pw::Op::kRelu, r0, r0},   {pw::Op::kNeg, r0, r0},    {pw::Op::kSqrt, r1, r0}};
+            {pw::Op::kRelu, r0, r0},   {pw::Op::kNeg, r0, r0},    {pw::Op::kSqrt, r1, r0},
+            {pw::Op::kRsqrt, r0, r1},  {pw::Op::kMul, r0, r0, r0}, {pw::Op::kReciprocal, r0, r0}};
   p.outputs = {{r0, false}, {r1, false}};
   at::Tensor x = specials({1003}, 34), y = specials({1003}, 35);
   pw::Input in[2];
