@@ -91,8 +91,11 @@ class Compiler {
     reg_.assign(steps_.size(), -1);
     type_.assign(steps_.size(), VT::kF);
     deps_.assign(steps_.size(), 0);
-    for (size_t s = 0; s < steps_.size(); ++s)
+    for (size_t s = 0; s < steps_.size(); ++s) {
+      const size_t first = c.program.code.size();
       if (std::string e = step(s); !e.empty()) return steps_[s].key + ": " + e;
+      for (size_t i = first; i < c.program.code.size(); ++i) c.program.code[i].deps = deps_[s];
+    }
     // Register slots are numbered after the inputs, known only now.
     const uint16_t nin = static_cast<uint16_t>(c.inputs.size());
     if (c.inputs.size() > 64) return "more than 64 inputs";
@@ -172,14 +175,19 @@ class Compiler {
     return r >= 0 && r < static_cast<int>(in_.size()) ? in_[r] : nullptr;
   }
 
-  // Releases operands whose last use is step s, then gives s a register.
-  uint16_t result(size_t s, VT type, uint64_t deps) {
-    for (size_t a = 1; a < steps_[s].args.size(); ++a) {
-      const int r = steps_[s].args[a];
-      if (r < 0 && last_use_[-r - 1] == static_cast<int>(s) && reg_[-r - 1] >= 0) {
-        if (std::find(free_.begin(), free_.end(), reg_[-r - 1]) == free_.end()) free_.push_back(reg_[-r - 1]);
+  // Releases operands whose last use is step s, then gives s a register. With
+  // `operands_live` the register is taken first, so it is none of the operands' (for
+  // steps that write their result before they last read an operand).
+  uint16_t result(size_t s, VT type, uint64_t deps, bool operands_live = false) {
+    auto release = [&] {
+      for (size_t a = 1; a < steps_[s].args.size(); ++a) {
+        const int r = steps_[s].args[a];
+        if (r < 0 && last_use_[-r - 1] == static_cast<int>(s) && reg_[-r - 1] >= 0) {
+          if (std::find(free_.begin(), free_.end(), reg_[-r - 1]) == free_.end()) free_.push_back(reg_[-r - 1]);
+        }
       }
-    }
+    };
+    if (!operands_live) release();
     int reg;
     if (!free_.empty()) {
       reg = free_.back();
@@ -187,6 +195,7 @@ class Compiler {
     } else {
       reg = num_regs_++;
     }
+    if (operands_live) release();
     reg_[s] = reg;
     type_[s] = type;
     deps_[s] = deps;
@@ -246,6 +255,7 @@ class Compiler {
       case Form::kRelu6:
       case Form::kLeakyRelu:
       case Form::kGelu:
+      case Form::kPowScalar:
       case Form::kClamp:
       case Form::kClampMin:
       case Form::kClampMax: {
@@ -260,8 +270,14 @@ class Compiler {
           imm = static_cast<float>(*slope);
         } else if (info.form == Form::kGelu) {
           const Value* a = arg(s, 2);
-          if (!a || !a->isConstant() || !a->constant().isString() || a->constant().toStringRef() != "tanh")
-            return "gelu without approximate='tanh'";
+          if (!a || !a->isConstant() || !a->constant().isString()) return "gelu's approximate is not a constant";
+          const std::string& approximate = a->constant().toStringRef();
+          if (approximate != "tanh" && approximate != "none") return "gelu's approximate is neither 'none' nor 'tanh'";
+          const uint16_t d = result(s, VT::kF, x->deps);
+          emit(approximate == "tanh" ? Op::kGeluTanh : Op::kGeluErf, d, x->slot);
+          return "";
+        } else if (info.form == Form::kPowScalar) {
+          return powScalar(s, *x);
         } else if (info.form == Form::kRelu6) {
           lo = 0.0;
           hi = 6.0;
@@ -303,6 +319,33 @@ class Compiler {
       }
     }
     return "unhandled form";
+  }
+
+  // pow(x, e) for the exponents ATen computes with plain arithmetic
+  // (aten/src/ATen/native/cpu/PowKernel.cpp): 2 -> x * x, 3 -> x * x * x, -2 -> 1 / (x * x),
+  // -1 -> reciprocal, -0.5 -> rsqrt, 0.5 -> sqrt; the same operations give the same bits
+  // (sqrt: see pointwise_program.h). Other exponents go through Sleef's powf there, which
+  // the interpreter has no counterpart of; 0 and 1 are a fill and a copy: not fused.
+  std::string powScalar(size_t s, const Operand& x) {
+    const Value* e = arg(s, 2);
+    const std::optional<double> exponent = e ? constantNumber(e) : std::nullopt;
+    if (!exponent) return "exponent is not a constant";
+    const double p = *exponent;
+    if (p != 2.0 && p != 3.0 && p != -2.0 && p != -1.0 && p != -0.5 && p != 0.5)
+      return "exponent other than 2, 3, -2, -1, -0.5, 0.5";
+    const uint16_t d = result(s, VT::kF, x.deps, /*operands_live=*/p == 3.0);
+    if (p == 0.5) {
+      emit(Op::kSqrt, d, x.slot);
+    } else if (p == -0.5) {
+      emit(Op::kRsqrt, d, x.slot);
+    } else if (p == -1.0) {
+      emit(Op::kReciprocal, d, x.slot);
+    } else {
+      emit(Op::kMul, d, x.slot, x.slot);
+      if (p == 3.0) emit(Op::kMul, d, d, x.slot);
+      if (p == -2.0) emit(Op::kReciprocal, d, d);
+    }
+    return "";
   }
 
   // A constant of the program that is no input of the node (clamp bounds).

@@ -31,6 +31,8 @@ const std::map<std::string, OpInfo>& opTable() {
       {"where.ScalarSelf", {Form::kWhere, Op::kWhere, 3}},
       {"neg", {Form::kUnary, Op::kNeg, 1}},               {"abs", {Form::kUnary, Op::kAbs, 1}},
       {"reciprocal", {Form::kUnary, Op::kReciprocal, 1}}, {"sqrt", {Form::kUnary, Op::kSqrt, 1}},
+      {"rsqrt", {Form::kUnary, Op::kRsqrt, 1}},           {"log", {Form::kUnary, Op::kLog, 1}},
+      {"erf", {Form::kUnary, Op::kErf, 1}},               {"pow.Tensor_Scalar", {Form::kPowScalar, Op::kMul, 2}},
       {"relu", {Form::kUnary, Op::kRelu, 1}},             {"exp", {Form::kUnary, Op::kExp, 1}},
       {"tanh", {Form::kUnary, Op::kTanh, 1}},             {"sigmoid", {Form::kUnary, Op::kSigmoid, 1}},
       {"silu", {Form::kUnary, Op::kSilu, 1}},             {"hardswish", {Form::kUnary, Op::kHardswish, 1}},

@@ -25,7 +25,8 @@ enum class Form : uint8_t {
   kClampMax,     // (self, max)
   kRelu6,        // (self)
   kLeakyRelu,    // (self, slope constant)
-  kGelu,         // (self, approximate = "tanh" constant)
+  kGelu,         // (self, approximate = "none" | "tanh" constant)
+  kPowScalar,    // (self, exponent constant) with an exponent ATen computes exactly
 };
 
 struct OpInfo {

@@ -4,7 +4,8 @@
 // never cross a row (so a trailing-dimension vector is one pointer per tile). Each tile
 // gives every operand slot a pointer: a full input points into its tensor, a row input
 // into its vector, a scalar input at a buffer filled with its value once per call, a
-// register at its scratch buffer. On the AVX2 path every instruction then runs whole
+// register at its scratch buffer (or, for an output that overlaps no input, at the
+// output itself). On the AVX2 path every instruction then runs whole
 // 8-lane vectors; a tile whose length is not a multiple of 8 (the last one of a row)
 // first copies its inputs into zero-padded staging buffers, so tails get exactly the
 // same lane arithmetic as the body and nothing reads past a tensor's end.
@@ -17,6 +18,7 @@
 #include <cstring>
 
 #include "ops_cpu/simd/cpu_features.h"
+#include "ops_cpu/simd/math_avx2.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -24,10 +26,14 @@ namespace brisk::ops_cpu::pw {
 namespace {
 
 // Per-thread scratch: registers, scalar broadcasts, staging for short tiles, slot
-// pointers. Grown on the first call with a bigger program, then reused.
+// pointers, and the row-invariant results (see forTiles). Grown on the first call with a
+// bigger program or row, then reused.
 struct Scratch {
-  std::vector<float> regs, bcast, staging;
+  std::vector<float> regs, bcast, staging, rows;
   std::vector<const float*> slots;
+  std::vector<float*> dst;         // per register: where an instruction writing it stores
+  std::vector<uint8_t> hoisted;    // per instruction
+  std::vector<size_t> row_offset;  // per hoisted instruction: its row in `rows`
   float* reg(size_t i) { return regs.data() + i * kTile; }
 };
 
@@ -38,6 +44,11 @@ Scratch& scratchFor(const Program& p) {
   if (s.bcast.size() < nin * kTile) s.bcast.resize(nin * kTile);
   if (s.staging.size() < nin * kTile) s.staging.resize(nin * kTile);
   if (s.slots.size() < nin + nreg) s.slots.resize(nin + nreg);
+  if (s.dst.size() < nreg) s.dst.resize(nreg);
+  if (s.hoisted.size() < p.code.size()) {
+    s.hoisted.resize(p.code.size());
+    s.row_offset.resize(p.code.size());
+  }
   return s;
 }
 
@@ -69,6 +80,7 @@ void fillBroadcasts(const Program& p, const Input* in, Scratch& s) {
 void storeOutputs(const Program& p, Scratch& s, void* const* outputs, int64_t i, int64_t len) {
   for (size_t k = 0; k < p.outputs.size(); ++k) {
     const float* r = s.slots[p.outputs[k].slot];
+    if (r == static_cast<const float*>(outputs[k]) + i) continue;  // written in place (see forTiles)
     if (p.outputs[k].as_bool) {
       uint8_t* o = static_cast<uint8_t*>(outputs[k]) + i;
       for (int64_t j = 0; j < len; ++j) o[j] = r[j] != 0.0f;
@@ -78,19 +90,122 @@ void storeOutputs(const Program& p, Scratch& s, void* const* outputs, int64_t i,
   }
 }
 
-// Walks the tiles of [begin, end), calling exec(len) with the slots bound.
-template <class Exec>
+// Which instructions of this call are row-invariant: they read trailing-dimension vectors
+// and scalars only (layer norm's rsqrt(var + eps), a bias's activation), so their result
+// repeats every row. Computing them per element would redo that work once per row: the
+// fused group of a layer norm's elementwise tail took twice as long as the unfused ops.
+// Instead they run once over one row, and the tiles read their results like row inputs.
+// Only where the range covers more than one row, and for rows up to kMaxHoistedRow
+// elements (the scratch holds one row per such instruction).
+constexpr int64_t kMaxHoistedRow = 1 << 16;
+
+bool markHoisted(const Program& p, const Input* in, Scratch& s, int64_t begin, int64_t end, int64_t inner) {
+  if (end - begin <= inner || inner > kMaxHoistedRow) return false;
+  uint64_t row = 0, full = 0;
+  for (size_t k = 0; k < p.num_inputs; ++k) {
+    if (in[k].kind == InputKind::kRow) row |= uint64_t{1} << k;
+    if (in[k].kind == InputKind::kFull) full |= uint64_t{1} << k;
+  }
+  if (!row) return false;
+  size_t count = 0;
+  const size_t stride = static_cast<size_t>(inner + 8) / 8 * 8 + 8;  // tiles read up to 7 lanes past a row
+  for (size_t i = 0; i < p.code.size(); ++i) {
+    const uint64_t d = p.code[i].deps;
+    s.hoisted[i] = (d & full) == 0 && (d & row) != 0;
+    if (s.hoisted[i]) s.row_offset[i] = count++ * stride;
+  }
+  if (!count) return false;
+  if (s.rows.size() < count * stride) s.rows.resize(count * stride);
+  return true;
+}
+
+// The fp32 outputs whose register can be the output itself (bit k: output k): the
+// instructions then store straight into it instead of into a register that is copied out
+// after each tile. Only when the output overlaps no input (an output planned into an
+// input's memory would be overwritten before later instructions of the tile read that
+// input) and no other output. Registers hold one value after another: an earlier value
+// that shares the output's register passes through the output's memory first.
+uint64_t directOutputs(const Program& p, const Input* in, void* const* outputs, int64_t begin, int64_t end,
+                       int64_t inner) {
+  if (p.outputs.size() > 64) return 0;
+  auto overlaps = [](const void* a, int64_t an, const void* b, int64_t bn) {
+    const char *x = static_cast<const char*>(a), *y = static_cast<const char*>(b);
+    return x < y + bn && y < x + an;
+  };
+  uint64_t direct = 0;
+  for (size_t k = 0; k < p.outputs.size(); ++k) {
+    if (p.outputs[k].as_bool) continue;
+    const float* o = static_cast<const float*>(outputs[k]) + begin;
+    const int64_t bytes = (end - begin) * static_cast<int64_t>(sizeof(float));
+    bool alone = true;
+    for (size_t j = 0; j < p.num_inputs && alone; ++j) {
+      if (in[j].kind == InputKind::kFull)
+        alone = !overlaps(o, bytes, in[j].data + begin, bytes);
+      else if (in[j].kind == InputKind::kRow)
+        alone = !overlaps(o, bytes, in[j].data, inner * static_cast<int64_t>(sizeof(float)));
+    }
+    for (size_t j = 0; j < p.outputs.size() && alone; ++j)
+      if (j != k)
+        alone = !overlaps(o, bytes, static_cast<const char*>(outputs[j]) + begin * (p.outputs[j].as_bool ? 1 : 4),
+                          (end - begin) * (p.outputs[j].as_bool ? 1 : 4));
+    if (alone) direct |= uint64_t{1} << k;
+  }
+  return direct;
+}
+
+enum class Pass : uint8_t {
+  kAll,   // every instruction
+  kRow,   // the hoisted instructions over one row, into `rows`
+  kTile,  // the others, reading the hoisted results from `rows`
+};
+
+// Runs the instructions of `pass` for a tile of `len` elements at row offset `col`:
+// one(instr, a, b, c, dst, len). The operands are read before the destination's slot is
+// rebound: an instruction may write the register of its own operand.
+template <class One>
+void runCode(const Program& p, Scratch& s, Pass pass, int64_t len, int64_t col, One&& one) {
+  for (size_t i = 0; i < p.code.size(); ++i) {
+    const Instr& in = p.code[i];
+    const bool hoisted = pass != Pass::kAll && s.hoisted[i];
+    if ((pass == Pass::kRow && !hoisted) || (pass == Pass::kTile && hoisted)) {
+      if (hoisted) s.slots[in.dst] = s.rows.data() + s.row_offset[i] + col;
+      continue;
+    }
+    const float *a = s.slots[in.a], *b = s.slots[in.b], *c = s.slots[in.c];
+    s.slots[in.dst] = hoisted ? s.rows.data() + s.row_offset[i] + col : s.dst[in.dst - p.num_inputs];
+    one(in, a, b, c, const_cast<float*>(s.slots[in.dst]), len);
+  }
+}
+
+// Walks the tiles of [begin, end), running the program on each (one() per instruction,
+// see runCode), then storing the outputs.
+template <class One>
 void forTiles(const Program& p, const Input* in, void* const* outputs, int64_t begin, int64_t end, int64_t inner,
-              bool vector, Exec&& exec) {
+              bool vector, One&& one) {
   Scratch& s = scratchFor(p);
-  for (size_t r = 0; r < p.num_registers; ++r) s.slots[p.num_inputs + r] = s.reg(r);
+  for (size_t r = 0; r < p.num_registers; ++r) s.dst[r] = s.reg(r);
   fillBroadcasts(p, in, s);
+  const uint64_t direct = directOutputs(p, in, outputs, begin, end, inner);
+  const bool hoist = markHoisted(p, in, s, begin, end, inner);
+  if (hoist) {
+    for (int64_t col = 0; col < inner; col += kTile) {
+      const int64_t len = std::min(kTile, inner - col);
+      bindInputs(p, in, s, 0, col, len, vector && len % 8 != 0);
+      runCode(p, s, Pass::kRow, len, col, one);
+    }
+  }
   int64_t i = begin;
   while (i < end) {
     const int64_t col = i % inner;
     const int64_t len = std::min({kTile, end - i, inner - col});
-    bindInputs(p, in, s, i, col, len, vector && len % 8 != 0);
-    exec(s, len);
+    const bool pad = vector && len % 8 != 0;
+    bindInputs(p, in, s, i, col, len, pad);
+    // A padded tile computes up to 7 lanes past `len`: those stay in the registers.
+    for (size_t k = 0; k < p.outputs.size(); ++k)
+      if (direct >> k & 1)
+        s.dst[p.outputs[k].slot - p.num_inputs] =
+            pad ? s.reg(p.outputs[k].slot - p.num_inputs) : static_cast<float*>(outputs[k]) + i;
+    runCode(p, s, hoist ? Pass::kTile : Pass::kAll, len, col, one);
     storeOutputs(p, s, outputs, i, len);
     i += len;
   }
@@ -125,6 +240,7 @@ inline float scalarOp(Op op, float a, float b, float c, float imm) {
     case Op::kAbs: return std::fabs(a);
     case Op::kReciprocal: return 1.0f / a;
     case Op::kSqrt: return std::sqrt(a);
+    case Op::kRsqrt: return 1.0f / std::sqrt(a);
     case Op::kRelu: return 0.0f > a ? 0.0f : a;
     case Op::kLeakyRelu: return a > 0.0f ? a : a * imm;
     case Op::kHardsigmoid: {
@@ -140,10 +256,14 @@ inline float scalarOp(Op op, float a, float b, float c, float imm) {
       return a * t / 6.0f;
     }
     case Op::kExp: return std::exp(a);
+    case Op::kLog: return std::log(a);
+    case Op::kErf: return std::erf(a);
     case Op::kTanh: return std::tanh(a);
     case Op::kSigmoid: return 1.0f / (1.0f + std::exp(-a));
     case Op::kSilu: return a / (1.0f + std::exp(-a));
     case Op::kGeluTanh: return geluTanhScalar(a);
+    // ATen's scalar GELU (its tail loop), the same operations in the same order.
+    case Op::kGeluErf: return a * 0.5f * (1.0f + std::erf(a * static_cast<float>(M_SQRT1_2)));
   }
   return a;
 }
@@ -152,15 +272,10 @@ inline float scalarOp(Op op, float a, float b, float c, float imm) {
 
 void runScalar(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
                int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, false, [&](Scratch& s, int64_t len) {
-    for (const Instr& in : p.code) {
-      const float* a = s.slots[in.a];
-      const float* b = s.slots[in.b];
-      const float* c = s.slots[in.c];
-      float* d = const_cast<float*>(s.slots[in.dst]);
-      for (int64_t j = 0; j < len; ++j) d[j] = scalarOp(in.op, a[j], b[j], c[j], in.imm);
-    }
-  });
+  forTiles(p, inputs, outputs, begin, end, inner, false,
+           [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
+             for (int64_t j = 0; j < len; ++j) d[j] = scalarOp(in.op, a[j], b[j], c[j], in.imm);
+           });
 }
 
 #pragma GCC push_options
@@ -168,53 +283,12 @@ void runScalar(const Program& p, const Input* inputs, void* const* outputs, int6
 
 namespace {
 
-// exp(x) = 2^n * exp(r), x = n ln2 + r, |r| <= ln2 / 2 (ln2 in two parts so n * ln2 is
-// exact), exp(r) by Cephes' degree-6 polynomial. 2^n is applied as two factors 2^(n/2)
-// and 2^(n - n/2), each a normal float, so results that overflow become inf and those in
-// the subnormal range are still produced (rounded twice there) instead of being clamped.
-inline __m256 exp8(__m256 x) {
-  const __m256 hi = _mm256_set1_ps(89.0f), lo = _mm256_set1_ps(-104.0f);
-  // Constant first: min/max return the second operand when one is NaN, so NaN stays.
-  x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
-  const __m256 fx = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                    _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
-  r = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 y = _mm256_set1_ps(1.9875691500E-4f);
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.3981999507E-3f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(8.3334519073E-3f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(4.1665795894E-2f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(1.6666665459E-1f));
-  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(5.0000001201E-1f));
-  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i n = _mm256_cvtps_epi32(fx);
-  const __m256i n1 = _mm256_srai_epi32(n, 1);
-  const __m256i n2 = _mm256_sub_epi32(n, n1);
-  const __m256i bias = _mm256_set1_epi32(127);
-  const __m256 p1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n1, bias), 23));
-  const __m256 p2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n2, bias), 23));
-  return _mm256_mul_ps(_mm256_mul_ps(y, p1), p2);
-}
-
-// Cephes tanhf: an odd polynomial below |x| = 0.625 (where 1 - 2 / (e^2|x| + 1) would
-// cancel), 1 - 2 / (e^2|x| + 1) with x's sign above.
-inline __m256 tanh8(__m256 x) {
-  const __m256 sign = _mm256_set1_ps(-0.0f);
-  const __m256 ax = _mm256_andnot_ps(sign, x);
-  const __m256 one = _mm256_set1_ps(1.0f);
-  const __m256 e = exp8(_mm256_add_ps(ax, ax));
-  __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
-  big = _mm256_or_ps(big, _mm256_and_ps(sign, x));
-  const __m256 s = _mm256_mul_ps(x, x);
-  __m256 p = _mm256_set1_ps(-5.70498872745E-3f);
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(2.06390887954E-2f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-5.37397155531E-2f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.33314422036E-1f));
-  p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.33332819422E-1f));
-  const __m256 small = _mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x);
-  // NaN: ax < 0.625 is false, big is NaN (from e) -> NaN.
-  return _mm256_blendv_ps(big, small, _mm256_cmp_ps(ax, _mm256_set1_ps(0.625f), _CMP_LT_OQ));
-}
+using vmath::erf8;
+using vmath::exp8;
+using vmath::geluErf8;
+using vmath::log8;
+using vmath::sigmoid8;
+using vmath::tanh8;
 
 inline __m256 bool8(__m256 mask) { return _mm256_and_ps(mask, _mm256_set1_ps(1.0f)); }
 
@@ -250,6 +324,7 @@ void execAvx2(const Instr& in, const float* a, const float* b, const float* c, f
     case Op::kAbs: return unary([](__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); });
     case Op::kReciprocal: return unary([&](__m256 x) { return _mm256_div_ps(one, x); });
     case Op::kSqrt: return unary([](__m256 x) { return _mm256_sqrt_ps(x); });
+    case Op::kRsqrt: return unary([&](__m256 x) { return _mm256_div_ps(one, _mm256_sqrt_ps(x)); });
     case Op::kRelu: return unary([&](__m256 x) { return _mm256_max_ps(zero, x); });
     case Op::kLeakyRelu: {
       const __m256 slope = _mm256_set1_ps(in.imm);
@@ -268,8 +343,9 @@ void execAvx2(const Instr& in, const float* a, const float* b, const float* c, f
     }
     case Op::kExp: return unary([](__m256 x) { return exp8(x); });
     case Op::kTanh: return unary([](__m256 x) { return tanh8(x); });
-    case Op::kSigmoid:
-      return unary([&](__m256 x) { return _mm256_div_ps(one, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x)))); });
+    case Op::kLog: return unary([](__m256 x) { return log8(x); });
+    case Op::kErf: return unary([](__m256 x) { return erf8(x); });
+    case Op::kSigmoid: return unary([](__m256 x) { return sigmoid8(x); });
     case Op::kSilu:
       return unary([&](__m256 x) { return _mm256_div_ps(x, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x)))); });
     case Op::kGeluTanh: {
@@ -281,16 +357,16 @@ void execAvx2(const Instr& in, const float* a, const float* b, const float* c, f
         return _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, tanh8(inner)));
       });
     }
+    case Op::kGeluErf: return unary([](__m256 x) { return geluErf8(x); });
   }
 }
 
 void runAvx2(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
              int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, true, [&](Scratch& s, int64_t len) {
-    const int64_t n8 = (len + 7) / 8 * 8;
-    for (const Instr& in : p.code)
-      execAvx2(in, s.slots[in.a], s.slots[in.b], s.slots[in.c], const_cast<float*>(s.slots[in.dst]), n8);
-  });
+  forTiles(p, inputs, outputs, begin, end, inner, true,
+           [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
+             execAvx2(in, a, b, c, d, (len + 7) / 8 * 8);
+           });
 }
 
 }  // namespace
@@ -325,15 +401,19 @@ const char* opName(Op op) {
     case Op::kAbs: return "abs";
     case Op::kReciprocal: return "reciprocal";
     case Op::kSqrt: return "sqrt";
+    case Op::kRsqrt: return "rsqrt";
     case Op::kRelu: return "relu";
     case Op::kLeakyRelu: return "leaky_relu";
     case Op::kHardsigmoid: return "hardsigmoid";
     case Op::kHardswish: return "hardswish";
     case Op::kExp: return "exp";
+    case Op::kLog: return "log";
+    case Op::kErf: return "erf";
     case Op::kTanh: return "tanh";
     case Op::kSigmoid: return "sigmoid";
     case Op::kSilu: return "silu";
     case Op::kGeluTanh: return "gelu_tanh";
+    case Op::kGeluErf: return "gelu";
   }
   return "?";
 }

@@ -925,7 +925,15 @@ class Generator:
                     f'torch.nn.functional.gelu({cur.name}, approximate="tanh")',
                     f"torch.nn.functional.gelu({cur.name})",
                     f"torch.nn.functional.hardswish({cur.name})", f"torch.nn.functional.hardsigmoid({cur.name})",
-                    f"torch.nn.functional.leaky_relu({cur.name}, 0.1)", f"torch.rsub({cur.name}, 1.0)"])
+                    f"torch.nn.functional.leaky_relu({cur.name}, 0.1)", f"torch.rsub({cur.name}, 1.0)",
+                    # issue 24: erf, log, rsqrt, pow with the exponents fused exactly (and
+                    # one that is not: 1.5 stays ATen's), layer norm's decomposed tail
+                    f"torch.erf({cur.name})", f"torch.log({cur.name}.abs() + 0.5)", f"torch.log({cur.name})",
+                    f"torch.rsqrt({cur.name}.abs() + 0.25)", f"{cur.name} ** 2", f"torch.pow({cur.name}, 3)",
+                    f"torch.pow({cur.name}.abs() + 0.5, -2.0)", f"torch.pow({cur.name}.abs() + 0.5, 0.5)",
+                    f"torch.pow({cur.name}.abs() + 0.5, -0.5)", f"torch.pow({cur.name}.abs() + 0.5, -1)",
+                    f"torch.pow({cur.name}.abs(), 1.5)",
+                    f"({cur.name} - {cur.name}[0]) * torch.rsqrt(({cur.name} - {cur.name}[0]).pow(2) + 1e-5)"])
             else:
                 other, _, odt = self.pw_operand(scope, cur)
                 cmp = self.rng.choice([">", "<", ">=", "<=", "==", "!="])
