@@ -3,6 +3,10 @@
 #include <caffe2/serialize/inline_container.h>
 #include <torch/csrc/jit/serialization/import_read.h>
 
+#include <ATen/core/List.h>
+#include <ATen/core/Tensor.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -144,6 +148,57 @@ std::string defaultInputsPath(const std::string& model_path) {
   if (strip(".pt2")) strip(".core");
   else strip(".pt");
   return base + ".inputs.pt";
+}
+
+namespace {
+
+// `v` converted to `type` when it is one of the saved forms above; otherwise unchanged.
+c10::IValue coerce(c10::IValue v, const c10::TypePtr& type) {
+  using K = c10::TypeKind;
+  c10::TypePtr t = type;
+  if (t->kind() == K::OptionalType) {
+    if (v.isNone()) return v;
+    t = t->expectRef<c10::OptionalType>().getElementType();
+  }
+  if (v.isTensor()) {
+    const at::Tensor& x = v.toTensor();
+    if (!x.defined() || x.dim() != 0) return v;
+    const bool integral = !at::isFloatingType(x.scalar_type()) && !at::isComplexType(x.scalar_type());
+    if (t->kind() == K::FloatType && !at::isComplexType(x.scalar_type())) return x.item().toDouble();
+    if (t->kind() == K::IntType && integral && x.scalar_type() != at::kBool) return x.item().toLong();
+    if (t->kind() == K::BoolType && x.scalar_type() == at::kBool) return x.item().toBool();
+    return v;
+  }
+  if (t->kind() != K::ListType || !v.isList() || v.isTensorList() || v.isIntList() || v.isDoubleList()) return v;
+  const c10::TypePtr elem = t->expectRef<c10::ListType>().getElementType();
+  const auto& items = v.toListRef();
+  auto all = [&](auto pred) { return std::all_of(items.begin(), items.end(), pred); };
+  if (elem->kind() == K::TensorType && all([](const c10::IValue& e) { return e.isTensor() && e.toTensor().defined(); })) {
+    c10::List<at::Tensor> out;
+    for (const c10::IValue& e : items) out.push_back(e.toTensor());
+    return out;
+  }
+  if (elem->kind() == K::IntType && all([](const c10::IValue& e) { return e.isInt(); })) {
+    c10::List<int64_t> out;
+    for (const c10::IValue& e : items) out.push_back(e.toInt());
+    return out;
+  }
+  if (elem->kind() == K::FloatType && all([](const c10::IValue& e) { return e.isDouble() || e.isInt(); })) {
+    c10::List<double> out;
+    for (const c10::IValue& e : items) out.push_back(e.toScalar().toDouble());
+    return out;
+  }
+  return v;
+}
+
+}  // namespace
+
+void coerceToSignature(ModelInputs& in, const Signature& signature) {
+  const auto& params = signature.args();
+  for (size_t i = 0; i < in.args.size() && i < params.size(); ++i) in.args[i] = coerce(std::move(in.args[i]), params[i].type);
+  for (auto& [name, v] : in.kwargs)
+    for (const auto& p : params)
+      if (p.name == name) v = coerce(std::move(v), p.type);
 }
 
 ModelInputs cloneInputs(const ModelInputs& in) {

@@ -15,6 +15,7 @@
 #include "core/graph/graph.h"
 #include "core/kernels/core_kernel_sets.h"
 #include "core/kernels/kernel_registry.h"
+#include "core/kernels/symbolic_dims.h"
 
 namespace brisk {
 namespace {
@@ -97,10 +98,78 @@ std::unique_ptr<Kernel> makeCheckDictKeys(KernelBuildContext& b) {
       "checks a dict input's keys");
 }
 
+// brisk::check_input_dims(tensors...): the relations between dynamic dims (symbolic_dims.h).
+// Attributes: "names" (one per node input), and per checked dim "input" (node input
+// index), "dim" and "expr" (the archive's srepr). Bare symbols bind first (the first
+// input to carry one sets it, the others must agree), then derived dims are compared
+// with their expression's value.
+std::unique_ptr<Kernel> makeCheckInputDims(KernelBuildContext& b) {
+  const auto& attrs = b.node().attributes();
+  auto names = attrs.find("names"), input = attrs.find("input"), dim = attrs.find("dim"), expr = attrs.find("expr");
+  if (names == attrs.end() || input == attrs.end() || dim == attrs.end() || expr == attrs.end()) return nullptr;
+  struct Entry {
+    size_t input;
+    int64_t dim;
+    SymbolicExpr expr;
+  };
+  std::vector<std::string> symbols, input_names;
+  for (const c10::IValue& n : names->second.toListRef()) input_names.push_back(n.toStringRef());
+  const std::vector<int64_t> inputs = input->second.toIntVector(), dims = dim->second.toIntVector();
+  const auto& exprs = expr->second.toListRef();
+  if (inputs.size() != dims.size() || exprs.size() != dims.size()) return nullptr;
+  std::vector<Entry> bare, derived;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    auto e = SymbolicExpr::parse(exprs[i].toStringRef(), symbols);
+    if (!e || static_cast<size_t>(inputs[i]) >= input_names.size()) continue;  // not checked (symbolic_dims.h)
+    (e->bareSymbol() >= 0 ? bare : derived).push_back(Entry{static_cast<size_t>(inputs[i]), dims[i], std::move(*e)});
+  }
+  constexpr size_t kMaxSymbols = 64;
+  if (symbols.size() > kMaxSymbols || (bare.empty() && derived.empty())) return nullptr;
+  return functionKernel(
+      KernelKind::kNative,
+      [input_names = std::move(input_names), bare = std::move(bare), derived = std::move(derived),
+       symbols = std::move(symbols)](KernelContext& ctx) {
+        int64_t value[kMaxSymbols];
+        uint32_t bound_by[kMaxSymbols];  // index into `bare` + 1; 0 = unbound
+        std::fill(bound_by, bound_by + symbols.size(), 0u);
+        auto size = [&](const Entry& e) { return ctx.tensor(e.input).size(e.dim); };
+        auto where = [&](const Entry& e) {
+          return "input '" + input_names[e.input] + "' dim " + std::to_string(e.dim);
+        };
+        for (size_t i = 0; i < bare.size(); ++i) {
+          const Entry& e = bare[i];
+          const int s = e.expr.bareSymbol();
+          const int64_t got = size(e);
+          if (!bound_by[s]) {
+            value[s] = got;
+            bound_by[s] = static_cast<uint32_t>(i + 1);
+          } else if (value[s] != got) {
+            const Entry& first = bare[static_cast<size_t>(bound_by[s]) - 1];
+            throw Error(where(e) + " is " + std::to_string(got) + ", but the program requires it to equal " +
+                        where(first) + " (" + std::to_string(value[s]) + "): both are " + e.expr.text());
+          }
+        }
+        for (const Entry& e : derived) {
+          bool all = true;
+          for (int s : e.expr.reads()) all = all && bound_by[s];
+          if (!all) continue;  // a symbol no input carries alone: left to the kernels
+          const int64_t want = e.expr.eval(value), got = size(e);
+          if (want != got) {
+            std::string binding;
+            for (int s : e.expr.reads()) binding += (binding.empty() ? "" : ", ") + symbols[s] + " = " + std::to_string(value[s]);
+            throw Error(where(e) + " is " + std::to_string(got) + ", but the program requires " + e.expr.text() +
+                        " = " + std::to_string(want) + " (" + binding + ")");
+          }
+        }
+      },
+      "checks relations between dynamic dims");
+}
+
 void registerInputCheckKernels(Registries& r) {
   r.native.add("brisk::check_input_sizes", makeCheckInputSizes, "core");
   r.native.add("brisk::check_constant_input", makeCheckConstantInput, "core");
   r.native.add("brisk::check_dict_keys", makeCheckDictKeys, "core");
+  r.native.add("brisk::check_input_dims", makeCheckInputDims, "core");
 }
 
 const CoreKernelSetRegistration input_check_kernels(registerInputCheckKernels);

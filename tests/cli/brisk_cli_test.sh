@@ -198,6 +198,12 @@ expect_ok "run multi_output --check --inputs $TMP/plain_kw.inputs.pt" "^check: m
 expect_error 2 "run mlp --inputs $TMP/proto4.inputs.pt" "pickle protocol above 2"
 expect_error 2 "run mlp --inputs $TMP/legacy.inputs.pt" "legacy format"
 expect_error 2 "run mlp --inputs $TMP/ordered.inputs.pt" "holds a collections.OrderedDict"
+# A rank-0 tensor for a float argument and a list of tensors for List[Tensor], as
+# torch.save writes them: the interpreter and the Python binding take both.
+/opt/brisk/venv/bin/python3 "$RUNFILES/tests/cli/make_typed_inputs.py" "$TMP" || fail "writing sum_scaled"
+expect_ok "run $TMP/sum_scaled.pt --check" "^output: Tensor\[2, 3\] Float" "^check: matches"
+expect_ok "run $TMP/sum_scaled.pt --inputs $TMP/sum_scaled_pos.inputs.pt --check" "^check: matches"
+expect_ok "bench $TMP/sum_scaled.pt --rounds 1 --iters 2 --warmup 1" "^check: "
 expect_ok "run $TMP/complex.pt --check" "^output: Tensor\[2\] ComplexFloat sum=4-6j$" "^check: matches"
 
 # --- PT2 archives: references without a TorchScript twin, NativeRT's row ------------------

@@ -317,6 +317,33 @@ class RoundTwo(unittest.TestCase):
             rewrite_program(zoo("mlp", ".pt2"), path, edit)
             self.assert_error(lambda: brisk.load(path), needle)
 
+    def test_pt2_relations_between_dims(self):
+        from torch.export import Dim
+
+        class M(torch.nn.Module):
+            def forward(self, x, y, z):
+                return x + y, z[1:] * 2
+
+        b = Dim("b", min=2, max=64)
+        args = (torch.randn(4, 8), torch.randn(4, 8), torch.randn(5, 8))
+        ep = torch.export.export(M(), args, dynamic_shapes=({0: b}, {0: b}, {0: b + 1}))
+        path = os.path.join(TMP, "dim_relations.pt2")
+        torch.export.save(ep, path)
+        m = brisk.load(path)
+        for n in (4, 9):  # a second shape too
+            ok = (torch.randn(n, 8), torch.randn(n, 8), torch.randn(n + 1, 8))
+            assert_same(self, m(*ok), ep.module()(*ok), f"b = {n}")
+        bad = {
+            "shared dim": ((torch.randn(4, 8), torch.randn(3, 8), torch.randn(5, 8)),
+                           r"input 'y' dim 0 is 3, but the program requires it to equal input 'x' dim 0 \(4\)"),
+            "derived dim": ((torch.randn(4, 8), torch.randn(4, 8), torch.randn(6, 8)),
+                            r"input 'z' dim 0 is 6, but the program requires s\d+ \+ 1 = 5"),
+        }
+        for what, (inputs, pattern) in bad.items():
+            with self.assertRaises(Exception, msg=what):
+                ep.module()(*inputs)  # the reference's guard refuses it too
+            self.assert_error(lambda: m(*inputs), pattern)
+
     def test_pt2_program_for_a_torchscript_file(self):
         self.assert_error(lambda: brisk.load(zoo("mlp"), pt2_program="bogus"),
                           r"pt2_program 'bogus' names a program of a PT2 archive")

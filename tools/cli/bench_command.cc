@@ -329,6 +329,7 @@ int benchCommand(const std::vector<std::string>& args) {
   if (!f.mem.child.empty())
     return memoryProbeChild(f.mem.child, location.path, b.inputs, b.options, f.mem.memory_iters);
   b.brisk = loadModel(location, b.options);
+  coerceToSignature(b.inputs, b.brisk.module->signature());
   b.reference = findReference(location, b.inputs_path);
   if (b.reference.kind == Reference::Kind::kInterpreter) {
     const double t0 = nowSeconds();

@@ -147,6 +147,7 @@ int inspectCommand(const std::vector<std::string>& args) {
   if (!f.no_profile) {
     // The memory plan exists only after a profile run on real inputs.
     ModelInputs inputs = loadInputs(locateInputs(m.location, f.inputs));
+    coerceToSignature(inputs, mod.signature());
     mod.run(inputs.args, inputs.kwargs);
   }
   std::cout << "module stats: " << moduleStatsText(mod.stats()) << "\n";

@@ -116,11 +116,13 @@ int memoryProbeChild(const std::string& executor, const std::string& model_path,
   std::function<void()> run;
   std::shared_ptr<Module> module;
   std::unique_ptr<JitReference> ref;
+  ModelInputs brisk_inputs = inputs;  // as the signature types them
   if (executor == kProbeBrisk || executor == kProbeBriskNoPlanning) {
     Options o = options;
     if (executor == kProbeBriskNoPlanning) o.memory_planning = false;
     module = Module::load(model_path, o);
-    run = [&] { (void)module->run(inputs.args, inputs.kwargs); };
+    coerceToSignature(brisk_inputs, module->signature());
+    run = [&] { (void)module->run(brisk_inputs.args, brisk_inputs.kwargs); };
   } else if (executor == kProbeInterpreter) {
     // The parent asks for this child only when the model has an interpreter reference.
     const std::string ts = isPt2Archive(model_path) ? torchScriptTwin(model_path) : model_path;

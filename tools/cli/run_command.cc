@@ -71,6 +71,7 @@ int runCommand(const std::vector<std::string>& args) {
   if (f.check && ref.kind == Reference::Kind::kNone)
     throw Error("model " + location.path + ": cannot --check: " + ref.no_interpreter + "; " + ref.why_none);
   LoadedModel m = loadModel(location, options);
+  coerceToSignature(inputs, m.module->signature());
   std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"
             << "inputs: " << inputs_path << "\n"
             << "loaded in " << fixed(m.load_ms, 1) << " ms: " << moduleStatsText(m.module->stats()) << "\n";

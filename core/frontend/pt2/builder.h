@@ -48,6 +48,7 @@ class Builder {
   // The sizes the program was exported for: static dims exactly, a dynamic dim that is
   // one symbol within its range_constraints entry. Derived dims (s0 + 1) are left to
   // the kernels.
+  void addDimRelationCheck(const std::vector<const Json*>& user_inputs, const std::vector<Value*>& leaves);
   void addSizeCheck(const std::string& name, Value* input);
   static c10::TypePtr leafType(const Json& a);
 

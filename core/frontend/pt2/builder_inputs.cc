@@ -1,4 +1,7 @@
+#include <ATen/core/List.h>
 #include <ATen/core/jit_type.h>
+
+#include <algorithm>
 
 #include "core/common/error.h"
 #include "core/frontend/pt2/builder.h"
@@ -77,6 +80,46 @@ void Builder::bindInputs() {
     // Other kinds were specialized at export without a record of the value: the
     // program never reads them.
   }
+  addDimRelationCheck(user_inputs, leaves);
+}
+
+// Dims shared between inputs (one Dim for x and y) and derived dims (z is b + 1): one
+// node checks them all on every run (brisk::check_input_dims, symbolic_dims.h), as
+// ep.module()'s guards do. Not added when every dynamic dim is a symbol of its own.
+void Builder::addDimRelationCheck(const std::vector<const Json*>& user_inputs, const std::vector<Value*>& leaves) {
+  const Json& tensor_values = objectAt(*graph_, "tensor_values", "graph");
+  NodeSpec check;
+  check.kind = "brisk::check_input_dims";
+  c10::List<std::string> names, exprs;
+  std::vector<int64_t> input, dim;
+  std::vector<std::string> seen;
+  bool related = false;
+  for (size_t i = 0; i < user_inputs.size(); ++i) {
+    if (unionKind(*user_inputs[i], "a user input") != "as_tensor") continue;
+    const std::string name = stringAt(user_inputs[i]->begin().value(), "name", "as_tensor");
+    const Json& sizes = arrayAt(objectAt(tensor_values, name.c_str(), "tensor_values"), "sizes", name);
+    bool added = false;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (unionKind(sizes[d], name + ".sizes") != "as_expr") continue;
+      const std::string expr = stringAt(sizes[d].begin().value(), "expr_str", name + ".sizes");
+      related = related || expr.rfind("Symbol(", 0) != 0 || std::find(seen.begin(), seen.end(), expr) != seen.end();
+      seen.push_back(expr);
+      if (!added) {
+        check.inputs.push_back(leaves[i]);
+        names.push_back(name);  // as check_input_sizes names it
+        added = true;
+      }
+      input.push_back(static_cast<int64_t>(check.inputs.size() - 1));
+      dim.push_back(static_cast<int64_t>(d));
+      exprs.push_back(expr);
+    }
+  }
+  if (!related) return;
+  Node* n = g_->top()->appendNode(std::move(check));
+  n->setAttribute("names", c10::IValue(names));
+  n->setAttribute("input", c10::IValue(input));
+  n->setAttribute("dim", c10::IValue(dim));
+  n->setAttribute("expr", c10::IValue(exprs));
 }
 
 // The caller's name for user input `i`: in_spec's leaves are args then kwargs.
