@@ -280,6 +280,26 @@ void redirectOtherUses(Value* v, const Node* skip, Value* to, Liveness& live) {
   }
 }
 
+// torch.export stacks a one-layer, one-direction nn.LSTM / nn.GRU's final state as
+//   view(cat([squeeze.dims(state, [0])], 0), [1, B, H])
+// which is the layer's h_n (c_n) [1, B, H] itself: its readers read that instead (the
+// squeeze, the list, the cat's copy and the view go).
+void unstackFinalState(Value* state, const Chain& c, Liveness& live) {
+  for (const Use& u : std::vector<Use>(state->uses())) {
+    Node* squeeze = u.user;
+    if (!is(squeeze, "aten::squeeze.dims", 2) || constInts(squeeze->input(1)) != std::vector<int64_t>{0}) continue;
+    Node* list = live.soleUser(squeeze->output(0));
+    if (!list || list->kind() != "prim::ListConstruct" || list->inputs().size() != 1) continue;
+    Node* cat = live.soleUser(list->output(0));
+    if (!is(cat, "aten::cat", 2) || constInt(cat->input(1)) != 0) continue;
+    Node* view = live.soleUser(cat->output(0));
+    if (!is(view, "aten::view", 2) ||
+        constInts(view->input(1)) != std::vector<int64_t>{1, c.batch, c.hidden})
+      continue;
+    redirectOtherUses(view->output(0), nullptr, state, live);
+  }
+}
+
 // Replaces one layer: `dirs` = {forward} or {forward, reverse}; `out` is the value the
 // layer's output sequence replaces; the layer node goes before `before`.
 void rewrite(Graph& g, const StepOp& op, const std::vector<const Chain*>& dirs, Value* out, Node* before,
@@ -327,6 +347,7 @@ void rewrite(Graph& g, const StepOp& op, const std::vector<const Chain*>& dirs, 
                               {c10::TensorType::get()})
                           ->output(0);
       redirectOtherUses(state, skip, final_state, live);
+      if (dirs.size() == 1) unstackFinalState(final_state, f, live);
     }
   }
 }

@@ -20,7 +20,9 @@
 //   Y   = cat([h_0 .. h_T-1] in time order, 0)                          [T, B, H]
 // and, for a bidirectional layer, cat([Y_forward, Y_reverse], 2) of two such directions
 // over the same X2. Every intermediate value must be read by the pattern alone (the last
-// step's h and c may also be read elsewhere: they become the layer's h_n / c_n). A
+// step's h and c may also be read elsewhere: they become the layer's h_n / c_n, and for
+// a one-direction layer the export's stacking view(cat([squeeze(h, [0])], 0), [1, B, H])
+// becomes h_n itself). A
 // reverse direction without its forward twin stays as steps. The layer reads
 // X = view(X2, [T, B, I]) and the initial state expanded to [1, B, H] per direction
 // (the steps read it through a view and broadcasting; nn.LSTM / nn.GRU give [1, B, H]).

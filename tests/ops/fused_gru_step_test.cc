@@ -152,7 +152,8 @@ TEST(FuseGruCell, SmallGemmOffAndDispatcherPathMatch) {
 }
 
 // Both passes on (the default): the encoder's 16 steps become one aten::gru.input node
-// on brisk's layer kernel, whose h_n replaces the last step's state (an output).
+// on brisk's layer kernel, whose h_n replaces the last step's state (an output) and its
+// stacking.
 TEST(FuseRnnLayer, EncoderBecomesOneLayerNode) {
   const c10::IValue expected = loadPickle(testing::zooFile("gru_encoder.pt2.expected.pt"));
   const std::string path = testing::zooFile("gru_encoder.core.pt2");
@@ -163,6 +164,8 @@ TEST(FuseRnnLayer, EncoderBecomesOneLayerNode) {
   EXPECT_EQ(countKind(fused->graph(), "aten::gru"), 1u);
   EXPECT_EQ(countKind(fused->graph(), kStep), 0u);
   EXPECT_EQ(countKind(fused->graph(), "aten::addmm"), 0u);
+  // The export's stacking of the final state, view(cat([squeeze(h_n, [0])], 0)), is h_n.
+  EXPECT_EQ(countKind(fused->graph(), "aten::cat"), 0u);
   expectKernels(*fused, "aten::gru.input", KernelKind::kOutVariant, "brisk GRU");
   runChecked(*fused, expected, testing::zooFile(kEncoderInputs));
 
