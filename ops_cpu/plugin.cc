@@ -9,6 +9,7 @@
 #include "ops_cpu/fused/gru_step.h"
 #include "ops_cpu/fused/lstm_cell_fusion.h"
 #include "ops_cpu/fused/lstm_step.h"
+#include "ops_cpu/fused/rnn_layer_fusion.h"
 #include "ops_cpu/registration.h"
 
 BRISK_PLUGIN(registrar) {
@@ -18,6 +19,7 @@ BRISK_PLUGIN(registrar) {
   brisk::ops_cpu::registerLstmCellFusion(registrar);
   brisk::ops_cpu::registerGruStep(registrar);
   brisk::ops_cpu::registerGruCellFusion(registrar);
+  brisk::ops_cpu::registerRnnLayerFusion(registrar);  // after the step fusions: reads their nodes
   brisk::ops_cpu::registerFusedPointwise(registrar);
   brisk::ops_cpu::registerElementwiseFusion(registrar);
 }

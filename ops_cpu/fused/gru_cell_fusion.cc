@@ -28,40 +28,12 @@
 
 #include "core/graph/graph.h"
 #include "ops_cpu/fused/gru_step.h"
+#include "ops_cpu/fused/rnn_match.h"
 
 namespace brisk::ops_cpu {
 namespace {
 
-bool is(const Node* n, const char* key, size_t inputs) {
-  return n && n->key() == key && n->inputs().size() == inputs;
-}
-
-std::optional<std::vector<int64_t>> constInts(const Value* v) {
-  if (!v->isConstant() || !v->constant().isIntList()) return std::nullopt;
-  return v->constant().toIntVector();
-}
-
-std::optional<int64_t> constInt(const Value* v) {
-  if (!v->isConstant() || !v->constant().isInt()) return std::nullopt;
-  return v->constant().toInt();
-}
-
-bool isOne(const Value* v) {
-  if (!v->isConstant()) return false;
-  const c10::IValue& c = v->constant();
-  return (c.isInt() && c.toInt() == 1) || (c.isDouble() && c.toDouble() == 1.0);
-}
-
-at::Tensor constTensor(const Value* v) {
-  return v->isConstant() && v->constant().isTensor() ? v->constant().toTensor() : at::Tensor();
-}
-
-// The input of binary node `n` other than `v` (null when `v` is not one of its first two).
-Value* other(const Node* n, const Value* v) {
-  if (n->input(0) == v) return n->input(1);
-  if (n->input(1) == v) return n->input(0);
-  return nullptr;
-}
+using namespace rnn;  // rnn_match.h
 
 bool isSplit3(const Node* split, int64_t hidden) {
   if (!is(split, "aten::split_with_sizes", 3)) return false;
@@ -178,23 +150,10 @@ std::optional<Match> matchAt(Node* split_h) {
     if (u.user != sub && u.user != add_h) return std::nullopt;
   m.add_h = add_h;
 
-  // gx = squeeze.dims(slice.Tensor(G, 0, t, t + 1, 1), [0]), each read once: the fused
-  // node reads row t of G itself.
-  m.x_step = -1;
-  Value* gx = m.split_x->input(0);
-  Node* squeeze = gx->producer();
-  if (is(squeeze, "aten::squeeze.dims", 2) && in_block(squeeze) && gx->soleUser() == m.split_x) {
-    const auto dims = constInts(squeeze->input(1));
-    Node* slice = squeeze->input(0)->producer();
-    if (dims && dims->size() == 1 && (*dims)[0] == 0 && is(slice, "aten::slice.Tensor", 5) && in_block(slice) &&
-        slice->output(0)->soleUser() == squeeze) {
-      const auto dim = constInt(slice->input(1)), start = constInt(slice->input(2)), end = constInt(slice->input(3));
-      if (dim && *dim == 0 && start && *start >= 0 && end && *end == *start + 1 && isOne(slice->input(4))) {
-        m.x_slice = slice;
-        m.x_step = *start;
-      }
-    }
-  }
+  // gx = squeeze.dims(slice.Tensor(G, 0, t, t + 1, 1), [0]): the fused node reads row t
+  // of G itself.
+  m.x_slice = rnn::rowSliceOf(m.split_x->input(0), m.split_x);
+  m.x_step = m.x_slice ? *constInt(m.x_slice->input(2)) : -1;
   return m;
 }
 
@@ -218,23 +177,9 @@ void rewrite(Graph& g, const Match& m) {
   g.replaceAllUses(m.add_h->output(0), step->output(0));
 }
 
-void collect(Block& b, std::vector<Match>& out) {
-  for (Node* n : b.nodes()) {
-    if (auto m = matchAt(n)) out.push_back(*m);
-    for (const auto& sb : n->blocks()) collect(*sb, out);
-  }
-}
-
 }  // namespace
 
-size_t fuseGruCells(Graph& g, const PassContext&) {
-  std::vector<Match> matches;
-  collect(*g.top(), matches);  // all matched before any rewrite
-  // In graph order: a step's h is the previous step's output, rewired to the previous
-  // fused node by then (rewrite reads it from the nodes).
-  for (const Match& m : matches) rewrite(g, m);
-  return matches.size();
-}
+size_t fuseGruCells(Graph& g, const PassContext&) { return rnn::fuseSteps(g, matchAt, rewrite); }
 
 void registerGruCellFusion(PluginRegistrar& r) {
   r.pass("fuse_gru_cell", kPassOrderFuse, fuseGruCells,

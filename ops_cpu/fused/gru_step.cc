@@ -19,14 +19,12 @@
 #include <optional>
 #include <vector>
 
+#include "ops_cpu/fused/rnn_frozen_linear.h"
 #include "ops_cpu/out_variant/common.h"
-#include "ops_cpu/out_variant/linear_gemm.h"
 #include "ops_cpu/simd/gru_gates.h"
 
 namespace brisk::ops_cpu {
 namespace {
-
-using out::PackedLinear;
 
 at::Tensor gruStepReference(const at::Tensor& gx_in, const at::Tensor& h, const at::Tensor& w_hh_t,
                             const at::Tensor& b_hh, c10::IntArrayRef h_shape, c10::IntArrayRef gates_shape,
@@ -69,9 +67,8 @@ struct GruStep {
   int64_t rows, k, hidden;  // h viewed as [rows, k]; gates [rows, 3 * hidden]
   std::vector<int64_t> h_shape, gates_shape, gate_shape;  // gate_shape: gates_shape with H last
   int64_t split_dim, x_split_dim, x_step;
-  at::Tensor w_hh_t, b_hh, w, bias;  // w = w_hh_t^T ([3H, K]), bias = b_hh as 3H floats
-  std::optional<PackedLinear> packed;
-  bool blas = false;
+  at::Tensor w_hh_t, b_hh;  // for the reference
+  std::optional<FrozenLinear> gemm;  // W_hh = w_hh_t^T, b_hh
 
   void reference(KernelContext& ctx, const at::Tensor& gx, const at::Tensor& h) const {
     ctx.output(0) = gruStepReference(gx, h, w_hh_t, b_hh, h_shape, gates_shape, split_dim, x_split_dim, x_step);
@@ -81,8 +78,7 @@ struct GruStep {
     const at::Tensor& gx = ctx.tensor(0);
     const at::Tensor& h = ctx.tensor(1);
     const int64_t n = 3 * hidden;
-    const bool gemm = (packed && out::smallGemmTakes(rows, k, n)) || blas;
-    if (!gemm || !plainFloat(gx) || !plainFloat(h) || h.numel() != rows * k) return reference(ctx, gx, h);
+    if (!gemm->serves(rows) || !plainFloat(gx) || !plainFloat(h) || h.numel() != rows * k) return reference(ctx, gx, h);
     // This step's projection: all of gx, or its row x_step (dim 0) when the fusion
     // absorbed the slice.
     c10::IntArrayRef x_sizes = gx.sizes();
@@ -114,10 +110,7 @@ struct GruStep {
     if (scratch.size() < static_cast<size_t>(rows * n)) scratch.resize(rows * n);
     float* gh = scratch.data();
     const float* hp = h.data_ptr<float>();
-    if (packed && out::smallGemmTakes(rows, k, n))
-      out::packedLinear(hp, rows, *packed, gh);
-    else
-      out::blasLinear(hp, w.data_ptr<float>(), bias.data_ptr<float>(), gh, rows, k, n);
+    gemm->run(hp, rows, gh);
     out::gruGates(gh, gxp, hp, ho, rows, hidden);
   }
 };
@@ -157,13 +150,10 @@ std::unique_ptr<Kernel> makeGruStep(KernelBuildContext& b, bool small_gemm) {
   step->x_step = *x_step;
   step->w_hh_t = wt;
   step->b_hh = bias;
-  step->w = wt.t();
-  step->bias = rowBias(bias, n);
-  if (small_gemm && smallGemmServes(wt, bias)) step->packed = packLinear(wt, bias);
-  step->blas = blasLinearApplies(at::empty({rows, k}, wt.options()), step->w, bias);
+  step->gemm.emplace(wt.t(), bias, small_gemm);
   std::string desc = "brisk GRU step: ";
-  if (step->packed) desc += std::string("small_gemm (") + out::smallGemmRowsText() + ") / ";
-  desc += step->blas ? "sgemm_" : "ATen ops";
+  if (step->gemm->packed()) desc += std::string("small_gemm (") + out::smallGemmRowsText() + ") / ";
+  desc += step->gemm->blas() ? "sgemm_" : "ATen ops";
   desc += ", one loop over the gates";
   return makeKernel(desc, [step](KernelContext& ctx) { step->run(ctx); });
 }

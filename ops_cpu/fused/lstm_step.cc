@@ -20,16 +20,12 @@
 #include <optional>
 #include <vector>
 
-#include "core/common/options.h"
+#include "ops_cpu/fused/rnn_frozen_linear.h"
 #include "ops_cpu/out_variant/common.h"
-#include "ops_cpu/out_variant/linear_gemm.h"
 #include "ops_cpu/simd/lstm_gates.h"
-#include "ops_cpu/simd/small_gemm.h"
 
 namespace brisk::ops_cpu {
 namespace {
-
-using out::PackedLinear;
 
 std::tuple<at::Tensor, at::Tensor> lstmStepReference(const at::Tensor& gx_in, const at::Tensor& h,
                                                      const at::Tensor& c, const at::Tensor& w_hh_t,
@@ -83,9 +79,8 @@ struct LstmStep {
   int64_t rows, k, hidden;          // h viewed as [rows, k]; gates [rows, 4 * hidden]
   std::vector<int64_t> h_shape, gates_shape, out_shape;
   int64_t split_dim, x_step;
-  at::Tensor w_hh_t, b_hh, w, bias;  // w = w_hh_t^T ([4H, K]), bias = b_hh as 4H floats
-  std::optional<PackedLinear> packed;
-  bool blas = false;
+  at::Tensor w_hh_t, b_hh;  // for the reference
+  std::optional<FrozenLinear> gemm;  // W_hh = w_hh_t^T, b_hh
 
   void run(KernelContext& ctx) const {
     const at::Tensor& gx = ctx.tensor(0);
@@ -103,7 +98,7 @@ struct LstmStep {
     const bool fast = has_row && plainFloat(gx) && plainFloat(h) && plainFloat(c) && h.numel() == rows * k &&
                       x_numel == rows * 4 * hidden && broadcastsTo(x_sizes, gates_shape) &&
                       c.numel() == rows * hidden && out::broadcastsTo(c, out_shape) &&
-                      ((packed && out::smallGemmTakes(rows, k, 4 * hidden)) || blas);
+                      gemm->serves(rows);
     if (!fast) {
       auto [h2, c2] = lstmStepReference(gx, h, c, w_hh_t, b_hh, h_shape, gates_shape, split_dim, x_step);
       ctx.output(0) = std::move(h2);
@@ -118,12 +113,7 @@ struct LstmStep {
     const int64_t n = 4 * hidden;
     if (scratch.size() < static_cast<size_t>(rows * n)) scratch.resize(rows * n);
     float* gh = scratch.data();
-    const float* hp = h.data_ptr<float>();
-    if (packed && out::smallGemmTakes(rows, k, 4 * hidden)) {
-      out::packedLinear(hp, rows, *packed, gh);
-    } else {
-      out::blasLinear(hp, w.data_ptr<float>(), bias.data_ptr<float>(), gh, rows, k, n);
-    }
+    gemm->run(h.data_ptr<float>(), rows, gh);
     const float* gxp = gx.data_ptr<float>() + (x_step >= 0 ? x_step * x_numel : 0);
     out::lstmGates(gh, gxp, c.data_ptr<float>(), h2, c2, rows, hidden);
   }
@@ -161,13 +151,10 @@ std::unique_ptr<Kernel> makeLstmStep(KernelBuildContext& b, bool small_gemm) {
   step->x_step = *x_step;
   step->w_hh_t = wt;
   step->b_hh = bias;
-  step->w = wt.t();
-  step->bias = rowBias(bias, n);
-  if (small_gemm && smallGemmServes(wt, bias)) step->packed = packLinear(wt, bias);
-  step->blas = blasLinearApplies(at::empty({rows, k}, wt.options()), step->w, bias);
+  step->gemm.emplace(wt.t(), bias, small_gemm);
   std::string desc = "brisk LSTM step: ";
-  if (step->packed) desc += std::string("small_gemm (") + out::smallGemmRowsText() + ") / ";
-  desc += step->blas ? "sgemm_" : "ATen ops";
+  if (step->gemm->packed()) desc += std::string("small_gemm (") + out::smallGemmRowsText() + ") / ";
+  desc += step->gemm->blas() ? "sgemm_" : "ATen ops";
   desc += ", one loop over the gates";
   return makeKernel(desc, [step](KernelContext& ctx) { step->run(ctx); });
 }

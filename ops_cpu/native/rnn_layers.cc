@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "ops_cpu/fused/rnn_frozen_linear.h"
 #include "ops_cpu/native/common.h"
 #include "ops_cpu/out_variant/common.h"
 #include "ops_cpu/out_variant/linear_gemm.h"
@@ -19,35 +20,17 @@
 namespace brisk::ops_cpu::native {
 namespace {
 
-// y [m, n] = x [m, k] W^T + b for a weight fixed at load: the packed small GEMM for
-// the row counts it takes, else the BLAS call ATen's addmm makes.
-struct FrozenGemm {
-  std::optional<out::PackedLinear> packed;
-  at::Tensor w, bias;  // [n, k] contiguous; [n] or undefined
-  int64_t k = 0, n = 0;
-
-  bool blas = false;   // blasLinear applies to these operands
-
-  FrozenGemm(const at::Tensor& weight, const at::Tensor& b, bool small_gemm)
-      : w(weight.contiguous()), bias(b.defined() ? b.contiguous() : b), k(weight.size(1)), n(weight.size(0)) {
-    if (small_gemm && out::smallGemmServes(w.t(), bias)) packed = out::packLinear(w.t(), bias);
-    blas = out::blasLinearApplies(at::empty({1, k}, w.options()), w, bias);
-  }
-  // Whether run() can serve m rows without ATen (small GEMM or the BLAS).
-  bool serves(int64_t m) const { return (packed && out::smallGemmTakes(m, k, n)) || (blas && m <= INT_MAX); }
-  void run(const float* x, int64_t m, float* y) const {
-    if (packed && out::smallGemmTakes(m, k, n))
-      out::packedLinear(x, m, *packed, y);
-    else
-      out::blasLinear(x, w.data_ptr<float>(), bias.defined() ? bias.data_ptr<float>() : nullptr, y, m, k, n);
-  }
-};
+// A layer's weights as given ([n, k], maybe not contiguous) for FrozenLinear, whose
+// BLAS path wants them contiguous.
+FrozenLinear frozen(const at::Tensor& w, const at::Tensor& bias, bool small_gemm) {
+  return FrozenLinear(w.contiguous(), bias.defined() ? bias.contiguous() : bias, small_gemm);
+}
 
 // One layer: the input projection of both directions stacked ([D * G * H] outputs per
 // row, direction d at d * G * H), and each direction's recurrent weight.
 struct Layer {
-  FrozenGemm ih;
-  std::vector<FrozenGemm> hh;
+  FrozenLinear ih;
+  std::vector<FrozenLinear> hh;
 };
 
 enum class Cell { kLstm, kGru };
@@ -73,14 +56,14 @@ class BriskRnn {
     input_ = params_[0].size(1);
     for (int64_t l = 0; l < layers; ++l) {
       std::vector<at::Tensor> w_ih, b_ih;
-      std::vector<FrozenGemm> hh;
+      std::vector<FrozenLinear> hh;
       for (int64_t d = 0; d < dirs_; ++d) {
         const at::Tensor* p = &params_[(l * dirs_ + d) * per];
         w_ih.push_back(p[0]);
         if (has_biases) b_ih.push_back(p[2]);
-        hh.emplace_back(p[1], has_biases ? p[3] : at::Tensor(), small_gemm);
+        hh.push_back(frozen(p[1], has_biases ? p[3] : at::Tensor(), small_gemm));
       }
-      layers_w_.push_back(Layer{FrozenGemm(at::cat(w_ih, 0), has_biases ? at::cat(b_ih, 0) : at::Tensor(), small_gemm),
+      layers_w_.push_back(Layer{frozen(at::cat(w_ih, 0), has_biases ? at::cat(b_ih, 0) : at::Tensor(), small_gemm),
                                 std::move(hh)});
     }
   }
@@ -112,7 +95,7 @@ class BriskRnn {
   bool gemmsServe(int64_t seq_rows, int64_t batch) const {
     for (const Layer& l : layers_w_) {
       if (!l.ih.serves(seq_rows)) return false;
-      for (const FrozenGemm& g : l.hh)
+      for (const FrozenLinear& g : l.hh)
         if (!g.serves(batch)) return false;
     }
     return true;
@@ -121,7 +104,7 @@ class BriskRnn {
   std::string describe() const {
     std::string s = cell_ == Cell::kLstm ? "brisk LSTM" : "brisk GRU";
     s += ": input projection of all steps in one GEMM, per step ";
-    s += layers_w_[0].hh[0].packed ? std::string("small_gemm (") + out::smallGemmRowsText() + ") / sgemm_"
+    s += layers_w_[0].hh[0].packed() ? std::string("small_gemm (") + out::smallGemmRowsText() + ") / sgemm_"
                                    : std::string("sgemm_");
     s += " on the frozen W_hh and one loop over the gates";
     return s;

@@ -1,6 +1,8 @@
 #pragma once
-// brisk's own recurrent layers: aten::lstm.input and aten::gru.input (TorchScript and
-// the .pt2 aten IR) with frozen weights, computed without ATen's RNN code.
+// brisk's own recurrent layers: aten::lstm.input and aten::gru.input (TorchScript, the
+// .pt2 aten IR, and the core IR's unrolled layers once ops_cpu.fuse_rnn_layer has
+// rebuilt them: fused/rnn_layer_fusion.h) with frozen weights, computed without ATen's
+// RNN code.
 //
 // Per layer: the input projection of all time steps (both directions) as one GEMM,
 // x [T*B, I] x W_ih^T + b_ih; then per step and direction the recurrent projection

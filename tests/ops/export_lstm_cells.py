@@ -5,6 +5,9 @@ Usage: export_lstm_cells.py --out DIR --jit-pickle PATH/jit_pickle.py
 Writes <name>.core.pt2, <name>.inputs.pt and <name>.expected.pt for:
   lstm_b10       nn.LSTM at batch 10 (more rows than the small GEMM takes: the sgemm_
                  path), returning the last h and c as well
+  lstm_bidir2    nn.LSTM, 2 layers, bidirectional, 7 steps at batch 3, no initial
+                 state (the first steps are folded), returning the last h and c: two
+                 layer nodes whose h_n / c_n replace the last steps' states
   cell           a hand-written LSTM step loop in nn.LSTM's shape, initial state given
                  as inputs (so no step is folded away): every step must fuse
   cell_swapped   the same with the roles of the i and f gates swapped: not ATen's gate
@@ -24,6 +27,16 @@ class LstmB10(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.lstm = torch.nn.LSTM(8, H, batch_first=True)
+
+    def forward(self, x):
+        y, (h, c) = self.lstm(x)
+        return y, h, c
+
+
+class LstmBidir2(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(8, H, num_layers=2, bidirectional=True)
 
     def forward(self, x):
         y, (h, c) = self.lstm(x)
@@ -68,6 +81,7 @@ def main():
     g = torch.Generator().manual_seed(55)
     programs = {
         "lstm_b10": (LstmB10().eval(), (torch.randn(10, 4, 8, generator=g),)),
+        "lstm_bidir2": (LstmBidir2().eval(), (torch.randn(7, 3, 8, generator=g),)),
         "cell": (Cell(False).eval(), (torch.randn(5, 3, 8, generator=g), torch.randn(1, 3, H, generator=g),
                                       torch.randn(1, 3, H, generator=g))),
         "cell_swapped": (Cell(True).eval(), (torch.randn(5, 3, 8, generator=g), torch.randn(1, 3, H, generator=g),

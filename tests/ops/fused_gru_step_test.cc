@@ -27,6 +27,7 @@ namespace {
 
 constexpr const char* kPass = "ops_cpu.fuse_gru_cell";
 constexpr const char* kStep = "ops_cpu::gru_step";
+constexpr const char* kLayerPass = "ops_cpu.fuse_rnn_layer";
 // ep.module()'s tolerance in the PT2 tests (rtol, atol, atol scaled by max |value|).
 const Tolerance kTol{1e-4, 1e-5, 1e-5};
 
@@ -108,7 +109,9 @@ TEST(FuseGruCell, EncoderMatchesExportAndUnfused) {
   EXPECT_EQ(countKind(unfused->graph(), kStep), 0u);
   const c10::IValue unfused_out = runChecked(*unfused, expected, inputs);
 
-  auto fused = Module::load(path);
+  Options steps_only;
+  steps_only.disabled_passes = {kLayerPass};
+  auto fused = Module::load(path, steps_only);
   // 16 steps, the initial state a model input: every step fuses.
   EXPECT_EQ(passChanged(*fused, kPass, &skipped), 16u);
   EXPECT_FALSE(skipped);
@@ -128,6 +131,7 @@ TEST(FuseGruCell, SmallGemmOffAndDispatcherPathMatch) {
   const std::string path = testing::zooFile("gru_encoder.core.pt2");
   const std::string inputs = testing::zooFile(kEncoderInputs);
   Options no_small;
+  no_small.disabled_passes = {kLayerPass};
   no_small.plugin_options["ops_cpu.small_gemm"] = false;
   auto blas = Module::load(path, no_small);
   EXPECT_EQ(countKind(blas->graph(), kStep), 16u);
@@ -136,6 +140,7 @@ TEST(FuseGruCell, SmallGemmOffAndDispatcherPathMatch) {
   // Every node through the fallback: the op's dispatcher implementation (the unfused
   // ATen sequence) must serve the fused nodes.
   Options fallback;
+  fallback.disabled_passes = {kLayerPass};
   fallback.fallback_only = true;
   auto via_dispatcher = Module::load(path, fallback);
   EXPECT_EQ(countKind(via_dispatcher->graph(), kStep), 16u);
@@ -146,11 +151,38 @@ TEST(FuseGruCell, SmallGemmOffAndDispatcherPathMatch) {
   runChecked(*via_dispatcher, expected, inputs);
 }
 
+// Both passes on (the default): the encoder's 16 steps become one aten::gru.input node
+// on brisk's layer kernel, whose h_n replaces the last step's state (an output) and its
+// stacking.
+TEST(FuseRnnLayer, EncoderBecomesOneLayerNode) {
+  const c10::IValue expected = loadPickle(testing::zooFile("gru_encoder.pt2.expected.pt"));
+  const std::string path = testing::zooFile("gru_encoder.core.pt2");
+  auto fused = Module::load(path);
+  bool skipped = true;
+  EXPECT_EQ(passChanged(*fused, kLayerPass, &skipped), 1u);
+  EXPECT_FALSE(skipped);
+  EXPECT_EQ(countKind(fused->graph(), "aten::gru"), 1u);
+  EXPECT_EQ(countKind(fused->graph(), kStep), 0u);
+  EXPECT_EQ(countKind(fused->graph(), "aten::addmm"), 0u);
+  // The export's stacking of the final state, view(cat([squeeze(h_n, [0])], 0)), is h_n.
+  EXPECT_EQ(countKind(fused->graph(), "aten::cat"), 0u);
+  expectKernels(*fused, "aten::gru.input", KernelKind::kOutVariant, "brisk GRU");
+  runChecked(*fused, expected, testing::zooFile(kEncoderInputs));
+
+  // The layer node through the dispatcher (ATen's layer) agrees too.
+  Options fallback;
+  fallback.fallback_only = true;
+  auto via_dispatcher = Module::load(path, fallback);
+  EXPECT_EQ(countKind(via_dispatcher->graph(), "aten::gru"), 1u);
+  runChecked(*via_dispatcher, expected, testing::zooFile(kEncoderInputs));
+}
+
 std::string program(const std::string& file) { return testing::runfile("tests/ops/" + file); }
 
-// Loads `name`.core.pt2 with and without the pass; both must match ep.module() and each
-// other, and the pass must have fused `steps` steps.
-void expectProgram(const std::string& name, size_t steps) {
+// Loads `name`.core.pt2 with and without the step pass; both must match ep.module() and
+// each other. The step pass must have fused `steps` steps and the layer pass made
+// `layers` layer nodes out of them, leaving `steps_left` steps.
+void expectProgram(const std::string& name, size_t steps, size_t layers, size_t steps_left) {
   SCOPED_TRACE(name);
   const c10::IValue expected = loadPickle(program(name + ".expected.pt"));
   const std::string inputs = program(name + ".inputs.pt");
@@ -160,7 +192,9 @@ void expectProgram(const std::string& name, size_t steps) {
   auto fused = Module::load(program(name + ".core.pt2"));
   bool skipped = true;
   EXPECT_EQ(passChanged(*fused, kPass, &skipped), steps);
-  EXPECT_EQ(countKind(fused->graph(), kStep), steps);
+  EXPECT_EQ(passChanged(*fused, kLayerPass, &skipped), layers);
+  EXPECT_EQ(countKind(fused->graph(), kStep), steps_left);
+  EXPECT_EQ(countKind(fused->graph(), "aten::gru"), layers);
   if (steps > 0) {
     EXPECT_LT(fused->graph().numNodes(), unfused->graph().numNodes());
   } else {
@@ -169,15 +203,21 @@ void expectProgram(const std::string& name, size_t steps) {
   EXPECT_EQ(compareIValues(runChecked(*fused, expected, inputs), runChecked(*unfused, expected, inputs), kTol), "");
 }
 
-// 2 layers x 2 directions x 5 steps at batch 3, batch_first, initial state given.
-TEST(FuseGruCell, TwoLayerBidirectionalFuses) { expectProgram("gru_bidir2", 20); }
+// 2 layers x 2 directions x 5 steps at batch 3, batch_first, initial state given and
+// final state returned. The export projects the first layer's input with bmm (not the
+// addmm a layer node is made from); in the second, the forward direction's final state
+// is read before the reverse direction's initial state is computed, so no one place
+// serves a bidirectional node: the forward direction becomes a layer node, the reverse
+// one stays 5 steps.
+TEST(FuseGruCell, TwoLayerBidirectionalFuses) { expectProgram("gru_bidir2", 20, 1, 15); }
 
 // A hand-written step loop in nn.GRU's formula: all 5 steps fuse.
-TEST(FuseGruCell, HandWrittenCellFuses) { expectProgram("gru_cell", 5); }
+// Its gates are [B, 3H], not nn.GRU's [1, B, 3H]: the steps stay steps.
+TEST(FuseGruCell, HandWrittenCellFuses) { expectProgram("gru_cell", 5, 0, 5); }
 
 // The same cell with r and z swapped: not a GRU step in PyTorch's gate order, so
 // nothing is fused and the result is still right.
-TEST(FuseGruCell, SwappedGatesStayUnfused) { expectProgram("gru_cell_swapped", 0); }
+TEST(FuseGruCell, SwappedGatesStayUnfused) { expectProgram("gru_cell_swapped", 0, 0, 0); }
 
 // The aten IR keeps aten.gru.input / aten.lstm.input: brisk's own layers serve them.
 TEST(BriskRnnPt2, AtenIrLayers) {

@@ -2,9 +2,10 @@
 // in the core ATen IR: the pass fuses every step it can, the graph shrinks, and the
 // fused Module's output matches ep.module()'s (the zoo's expected output) and the
 // unfused Module's, with the fast kernel, with the small GEMM off, and through the
-// dispatcher (fallback_only: the op's CPU implementation). The programs of
-// export_lstm_cells.py add a batch past the small GEMM, state given as inputs and
-// returned, and a near miss (i and f swapped) that must stay unfused.
+// dispatcher (fallback_only: the op's CPU implementation). Then ops_cpu.fuse_rnn_layer
+// turns the fused steps into layer nodes (aten::lstm.input). The programs of export_lstm_cells.py add a batch past the small
+// GEMM, a two-layer bidirectional LSTM returning its final state, state given as inputs
+// and returned, and a near miss (i and f swapped) that must stay unfused.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 #include <torch/csrc/jit/serialization/pickle.h>
@@ -24,6 +25,7 @@ namespace brisk {
 namespace {
 
 constexpr const char* kPass = "ops_cpu.fuse_lstm_cell";
+constexpr const char* kLayerPass = "ops_cpu.fuse_rnn_layer";
 // ep.module()'s tolerance in the PT2 tests (rtol, atol, atol scaled by max |value|).
 const Tolerance kTol{1e-4, 1e-5, 1e-5};
 
@@ -79,6 +81,13 @@ c10::IValue runChecked(const Module& m, const c10::IValue& expected,
 
 std::shared_ptr<Module> loadTagger(Options o) { return Module::load(testing::zooFile("lstm_tagger.core.pt2"), o); }
 
+// Options that stop at fused steps (ops_cpu.fuse_rnn_layer would turn them into layers).
+Options stepsOnly() {
+  Options o;
+  o.disabled_passes = {kLayerPass};
+  return o;
+}
+
 TEST(FuseLstmCell, TaggerMatchesExportAndUnfused) {
   const c10::IValue expected = loadPickle(testing::zooFile("lstm_tagger.pt2.expected.pt"));
 
@@ -91,19 +100,19 @@ TEST(FuseLstmCell, TaggerMatchesExportAndUnfused) {
   EXPECT_EQ(countKind(unfused->graph(), "ops_cpu::lstm_step"), 0u);
   const c10::IValue unfused_out = runChecked(*unfused, expected);
 
-  auto fused = loadTagger(Options{});
-  // 2 layers x 2 directions x 20 steps; the first step of each direction is not a
-  // match: its h is the zero initial state, so the load-time fold turned its addmm
-  // into a constant.
-  EXPECT_EQ(passChanged(*fused, kPass, &skipped), 76u);
+  auto fused = loadTagger(stepsOnly());
+  // 2 layers x 2 directions x 20 steps. The first step of each direction has the zero
+  // initial state, which the load-time fold multiplied out into a constant: it fuses
+  // as a step with a zero state and weight.
+  EXPECT_EQ(passChanged(*fused, kPass, &skipped), 80u);
   EXPECT_FALSE(skipped);
-  EXPECT_EQ(countKind(fused->graph(), "ops_cpu::lstm_step"), 76u);
-  // Each fused step replaces 15 nodes (2 views, addmm, add, split, unpack, 4
-  // activations, 3 muls, add, tanh) by one; nothing else reads them, so dead-code
-  // elimination removes them all.
-  EXPECT_LE(fused->graph().numNodes() + 76 * 14, unfused->graph().numNodes());
-  EXPECT_EQ(countKind(fused->graph(), "aten::split_with_sizes"), 4u);
-  EXPECT_EQ(absorbedSlices(fused->graph(), "ops_cpu::lstm_step"), 76u);
+  EXPECT_EQ(countKind(fused->graph(), "ops_cpu::lstm_step"), 80u);
+  // Each fused step replaces at least 13 nodes (add, split, unpack, 4 activations, 3
+  // muls, add, tanh; 2 views and the addmm more where not folded) and the slice and
+  // squeeze of its row; nothing else reads them, so dead-code elimination removes them.
+  EXPECT_LE(fused->graph().numNodes() + 80 * 14, unfused->graph().numNodes());
+  EXPECT_EQ(countKind(fused->graph(), "aten::split_with_sizes"), 0u);
+  EXPECT_EQ(absorbedSlices(fused->graph(), "ops_cpu::lstm_step"), 80u);
   for (const NodeKernelInfo& k : fused->kernelReport())
     if (k.op == "ops_cpu::lstm_step") {
       EXPECT_EQ(k.kind, KernelKind::kOutVariant);
@@ -115,18 +124,18 @@ TEST(FuseLstmCell, TaggerMatchesExportAndUnfused) {
 
 TEST(FuseLstmCell, SmallGemmOffAndDispatcherPathMatch) {
   const c10::IValue expected = loadPickle(testing::zooFile("lstm_tagger.pt2.expected.pt"));
-  Options no_small;
+  Options no_small = stepsOnly();
   no_small.plugin_options["ops_cpu.small_gemm"] = false;
   auto blas = loadTagger(no_small);
-  EXPECT_EQ(countKind(blas->graph(), "ops_cpu::lstm_step"), 76u);
+  EXPECT_EQ(countKind(blas->graph(), "ops_cpu::lstm_step"), 80u);
   runChecked(*blas, expected);
 
   // Every node through the fallback: the op's dispatcher implementation (the unfused
   // ATen sequence) must serve the fused nodes.
-  Options fallback;
+  Options fallback = stepsOnly();
   fallback.fallback_only = true;
   auto via_dispatcher = loadTagger(fallback);
-  EXPECT_EQ(countKind(via_dispatcher->graph(), "ops_cpu::lstm_step"), 76u);
+  EXPECT_EQ(countKind(via_dispatcher->graph(), "ops_cpu::lstm_step"), 80u);
   for (const NodeKernelInfo& k : via_dispatcher->kernelReport())
     if (k.op == "ops_cpu::lstm_step") {
       EXPECT_EQ(k.kind, KernelKind::kFallback);
@@ -134,11 +143,44 @@ TEST(FuseLstmCell, SmallGemmOffAndDispatcherPathMatch) {
   runChecked(*via_dispatcher, expected);
 }
 
+// Both passes on (the default): the tagger's two bidirectional layers become two
+// aten::lstm.input nodes on brisk's layer kernel; the projections, flips and cats go.
+TEST(FuseRnnLayer, TaggerBecomesTwoLayerNodes) {
+  const c10::IValue expected = loadPickle(testing::zooFile("lstm_tagger.pt2.expected.pt"));
+  auto fused = loadTagger(Options{});
+  bool skipped = true;
+  EXPECT_EQ(passChanged(*fused, kLayerPass, &skipped), 2u);
+  EXPECT_FALSE(skipped);
+  const Graph& g = fused->graph();
+  EXPECT_EQ(countKind(g, "aten::lstm"), 2u);
+  EXPECT_EQ(countKind(g, "ops_cpu::lstm_step"), 0u);
+  EXPECT_EQ(countKind(g, "aten::flip"), 0u);
+  EXPECT_EQ(countKind(g, "aten::cat"), 0u);
+  EXPECT_LE(g.numNodes(), 20u);
+  size_t layers = 0;
+  for (const NodeKernelInfo& k : fused->kernelReport())
+    if (k.op == "aten::lstm.input") {
+      ++layers;
+      EXPECT_EQ(k.kind, KernelKind::kOutVariant);
+      EXPECT_EQ(k.detail.rfind("brisk LSTM", 0), 0u) << k.detail;
+    }
+  EXPECT_EQ(layers, 2u);
+  runChecked(*fused, expected);
+
+  // The layer nodes through the dispatcher (ATen's layer) agree too.
+  Options fallback;
+  fallback.fallback_only = true;
+  auto via_dispatcher = loadTagger(fallback);
+  EXPECT_EQ(countKind(via_dispatcher->graph(), "aten::lstm"), 2u);
+  runChecked(*via_dispatcher, expected);
+}
+
 std::string program(const std::string& file) { return testing::runfile("tests/ops/" + file); }
 
-// Loads `name` with and without the pass; both must match ep.module() and each other,
-// and the pass must have fused `steps` steps.
-void expectProgram(const std::string& name, size_t steps) {
+// Loads `name` with and without the step fusion; both must match ep.module() and each
+// other. The step pass must have fused `steps` steps and the layer pass made `layers`
+// layer nodes out of them, leaving `steps_left` steps.
+void expectProgram(const std::string& name, size_t steps, size_t layers, size_t steps_left) {
   SCOPED_TRACE(name);
   const c10::IValue expected = loadPickle(program(name + ".expected.pt"));
   const std::string inputs = program(name + ".inputs.pt");
@@ -148,7 +190,9 @@ void expectProgram(const std::string& name, size_t steps) {
   auto fused = Module::load(program(name + ".core.pt2"));
   bool skipped = true;
   EXPECT_EQ(passChanged(*fused, kPass, &skipped), steps);
-  EXPECT_EQ(countKind(fused->graph(), "ops_cpu::lstm_step"), steps);
+  EXPECT_EQ(passChanged(*fused, kLayerPass, &skipped), layers);
+  EXPECT_EQ(countKind(fused->graph(), "ops_cpu::lstm_step"), steps_left);
+  EXPECT_EQ(countKind(fused->graph(), "aten::lstm"), layers);
   if (steps > 0) {
     EXPECT_LT(fused->graph().numNodes(), unfused->graph().numNodes());
   } else {
@@ -157,16 +201,22 @@ void expectProgram(const std::string& name, size_t steps) {
   EXPECT_EQ(compareIValues(runChecked(*fused, expected, inputs), runChecked(*unfused, expected, inputs), kTol), "");
 }
 
-// 10 rows: the recurrent GEMM takes sgemm_ (the small GEMM serves up to 8); the first
-// step is folded (zero initial state), the other 3 fuse; the last h and c are outputs.
-TEST(FuseLstmCell, BatchPastTheSmallGemm) { expectProgram("lstm_b10", 3); }
+// 10 rows: the recurrent GEMM takes sgemm_ (the small GEMM serves up to 8); all 4 steps
+// fuse (the first one folded: zero initial state); the last h and c are outputs. The
+// export computes this projection with bmm, not the addmm a layer node is made from.
+TEST(FuseLstmCell, BatchPastTheSmallGemm) { expectProgram("lstm_b10", 4, 0, 4); }
 
-// Initial state as inputs: all 5 steps fuse, the first reading the graph's inputs.
-TEST(FuseLstmCell, HandWrittenCellFuses) { expectProgram("cell", 5); }
+// 2 layers x 2 directions x 7 steps at batch 3, no initial state, the last h and c
+// returned: two bidirectional layer nodes whose h_n and c_n slices replace the states.
+TEST(FuseRnnLayer, TwoLayerBidirectionalWithFinalState) { expectProgram("lstm_bidir2", 28, 2, 0); }
+
+// Initial state as inputs: all 5 steps fuse, the first reading the graph's inputs. The
+// export takes each step's row with select.int, not the slice a layer node is made from.
+TEST(FuseLstmCell, HandWrittenCellFuses) { expectProgram("cell", 5, 0, 5); }
 
 // The same cell with sigmoid(f) multiplying g and sigmoid(i) multiplying c: not an LSTM
 // step in ATen's gate order, so nothing is fused and the result is still right.
-TEST(FuseLstmCell, SwappedGatesStayUnfused) { expectProgram("cell_swapped", 0); }
+TEST(FuseLstmCell, SwappedGatesStayUnfused) { expectProgram("cell_swapped", 0, 0, 0); }
 
 }  // namespace
 }  // namespace brisk
