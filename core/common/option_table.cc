@@ -33,11 +33,14 @@ std::vector<OptionSpec> makeTable() {
        .help = "freeze's conv-bn and similar folds"},
       {.name = "disabled_passes", .field = &O::disabled_passes, .flag = "disable-pass", .metavar = "NAME",
        .help = "a load-time graph pass not to run (eliminate_dead_code, fold_constants, eliminate_dead_code_late, "
-               "own_constant_outputs, inplace_reuse, or a plugin's PLUGIN.NAME; `brisk inspect` lists them); repeatable",
+               "inplace_reuse, or a plugin's PLUGIN.NAME; `brisk inspect` lists them; own_constant_outputs cannot be "
+               "disabled); repeatable",
        .details = "load-time graph passes not to run, by name: core's `eliminate_dead_code`, `fold_constants`, "
-                  "`eliminate_dead_code_late`, `own_constant_outputs`, `inplace_reuse`, or a plugin's `PLUGIN.NAME` "
+                  "`eliminate_dead_code_late`, `inplace_reuse`, or a plugin's `PLUGIN.NAME` "
                   "(`brisk inspect` lists the passes and what each "
-                  "changed); an unknown name is an error at load",
+                  "changed); an unknown name is an error at load, and so is `own_constant_outputs`, which cannot be "
+                  "disabled (without it a run could return one of the model's own tensors, and a caller's in-place "
+                  "write to it would change every later run)",
        .default_note = "none"},
       {.name = "delegates", .field = &O::delegates, .flag = "delegate", .metavar = "NAME",
        .help = "delegate backends tried on every block, in order (the flag replaces the default list and is "
