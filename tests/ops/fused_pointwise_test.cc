@@ -552,6 +552,17 @@ TEST(PointwiseProgram, OutputInAnInputsMemoryIsNotWrittenEarly) {
 
 // The AVX2 polynomials (math_avx2.h, through the interpreter) against the exact value
 // (double precision from the same float input): the error that is brisk's own.
+
+// One op on one full input, its result the only output.
+pw::Program unaryProgram(pw::Op op) {
+  pw::Program p;
+  p.num_inputs = 1;
+  p.num_registers = 1;
+  p.code = {{op, 1, 0}};
+  p.outputs = {{1, false}};
+  return p;
+}
+
 TEST(PointwiseProgram, TranscendentalsAgainstDoublePrecision) {
   if (!pw::vectorized()) GTEST_SKIP() << "no AVX2 + FMA";
   struct Case {
@@ -573,11 +584,7 @@ TEST(PointwiseProgram, TranscendentalsAgainstDoublePrecision) {
   const int64_t n = x.numel();
   for (const Case& c : cases) {
     SCOPED_TRACE(pw::opName(c.op));
-    pw::Program p;
-    p.num_inputs = 1;
-    p.num_registers = 1;
-    p.code = {{c.op, 1, 0}};
-    p.outputs = {{1, false}};
+    const pw::Program p = unaryProgram(c.op);
     pw::Input in;
     in.kind = pw::InputKind::kFull;
     in.data = x.data_ptr<float>();
@@ -625,11 +632,7 @@ TEST(PointwiseProgram, SpecialValues) {
       {pw::Op::kGeluErf, -30.0f, -0.0f},
   };
   for (const Case& c : cases) {
-    pw::Program p;
-    p.num_inputs = 1;
-    p.num_registers = 1;
-    p.code = {{c.op, 1, 0}};
-    p.outputs = {{1, false}};
+    const pw::Program p = unaryProgram(c.op);
     pw::Input in;
     in.kind = pw::InputKind::kFull;
     const float xs[3] = {c.x, c.x, c.x};
