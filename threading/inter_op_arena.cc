@@ -4,6 +4,7 @@
 #include <oneapi/tbb/task.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <ATen/Parallel.h>
 #include <pthread.h>
 
 #include <atomic>
@@ -28,10 +29,27 @@ thread_local bool t_on_arena = false;
 // The child runs each inter-op task on a thread of its own instead (as the TSan builds
 // do), which keeps every wait correct at some cost per task.
 std::atomic<bool> g_forked{false};
-void onForkChild() { g_forked.store(true, std::memory_order_relaxed); }
+
+// libtorch sets up a thread's intra-op state on the first ATen call that asks for it,
+// and in a forked child the first such set-up also replaces libtorch's pthreadpool,
+// unguarded: two new threads doing it at once can see no pool ("Invalid thread pool!").
+// The child's task threads therefore do that set-up one at a time, before their task.
+// Leaked and re-made in each child: a mutex held at the fork stays held in the child.
+std::mutex* g_child_setup_mu = nullptr;
+
+void onForkChild() {
+  g_child_setup_mu = new std::mutex;
+  g_forked.store(true, std::memory_order_release);
+}
 
 void runOnOwnThread(Task task) {
-  std::thread([t = std::move(task)] { t(); }).detach();
+  std::thread([t = std::move(task)] {
+    if (g_forked.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(*g_child_setup_mu);
+      (void)at::get_num_threads();  // the first call on a thread runs libtorch's set-up
+    }
+    t();
+  }).detach();
 }
 }  // namespace
 
@@ -69,7 +87,7 @@ int InterOpArena::size() const { return impl_->arena.max_concurrency(); }
 void InterOpArena::launch(Task task) { runOnOwnThread(std::move(task)); }
 #else
 void InterOpArena::launch(Task task) {
-  if (g_forked.load(std::memory_order_relaxed)) return runOnOwnThread(std::move(task));
+  if (g_forked.load(std::memory_order_acquire)) return runOnOwnThread(std::move(task));
   impl_->arena.enqueue([t = std::move(task)] {
     t_on_arena = true;
     t();

@@ -58,18 +58,30 @@ class ProcessLifecycle(unittest.TestCase):
 
     def test_fork_after_the_parallel_executor_ran(self):
         rc, out, err = run("""
+            import traceback
             m = load(max_parallel_ops=4)
             assert torch.allclose(m(*x), expected, rtol=1e-4, atol=1e-5)
-            pid = os.fork()
-            if pid == 0:
-                ok = torch.allclose(m(*x), expected, rtol=1e-4, atol=1e-5)
-                ok = ok and torch.allclose(load(max_parallel_ops=4)(*x), expected, rtol=1e-4, atol=1e-5)
-                os._exit(0 if ok else 3)
-            _, status = os.waitpid(pid, 0)
-            print("child", os.waitstatus_to_exitcode(status))
+            # Several children: in each, the first runs set up libtorch's per-thread
+            # state on new threads at once, which is where a race would show.
+            for i in range(6):
+                pid = os.fork()
+                if pid == 0:
+                    # Always os._exit: a child leaving through Python's exit would run
+                    # the destructors of libtorch's pools, whose threads died at fork.
+                    try:
+                        ok = torch.allclose(m(*x), expected, rtol=1e-4, atol=1e-5)
+                        if i == 0:
+                            ok = ok and torch.allclose(load(max_parallel_ops=4)(*x), expected, rtol=1e-4, atol=1e-5)
+                    except BaseException:
+                        traceback.print_exc()
+                        os._exit(4)
+                    os._exit(0 if ok else 3)
+                _, status = os.waitpid(pid, 0)
+                print("child", os.waitstatus_to_exitcode(status))
+                m(*x)
         """, timeout=180)
         self.assertEqual(rc, 0, err[-2000:])
-        self.assertIn("child 0", out)
+        self.assertEqual(out.split("\n").count("child 0"), 6, out + err[-2000:])
 
     def test_launcher_calling_the_same_module(self):
         # Under max_runtimes=1 the nested call would wait for the run that launched it.
