@@ -144,11 +144,11 @@ TaskLauncher toLauncher(py::object fn) {
     try {
       (*holder)(run);
     } catch (py::error_already_set& e) {
-      // A launcher that raised never ran the task, and the graph's aten::wait would
-      // wait for it forever: report the error and run the task here instead.
-      e.discard_as_unraisable("brisk run_async launcher");
-      py_gil::NoGil nogil;
-      (*shared_task)();
+      // The run fails with the launcher's error, naming the prim::fork node that called
+      // it (the future's wait() raises it). A task the launcher did start still finishes
+      // on its own; one it did not is dropped with the run's other fork claims.
+      const std::string what = std::string(py::str(e.type().attr("__name__"))) + ": " + std::string(py::str(e.value()));
+      throw Error("the run_async launcher raised " + what);
     }
   };
 }
@@ -462,7 +462,8 @@ PYBIND11_MODULE(_brisk, m) {
       .def("run_async", &PyModule::runAsync,
            "run_async(*args, launcher=None, **kwargs) -> Future. launcher: a callable that receives each "
            "prim::fork task (a no-argument callable) and must run it once, on any thread; None: brisk's "
-           "inter-op arena.")
+           "inter-op arena. A launcher that raises fails the run with its exception (wait() raises it as "
+           "brisk.Error).")
       .def("stats", &PyModule::stats)
       .def("passes", &PyModule::passes,
            "The load-time graph passes in the order they ran: name, provider, nodes changed, skipped, us.")

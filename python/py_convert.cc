@@ -9,6 +9,50 @@
 namespace brisk::python {
 namespace {
 
+bool convertsTo(const py::handle& obj, const c10::TypePtr& type) {
+  try {
+    torch::jit::toIValue(obj, type);
+    return true;
+  } catch (const py::error_already_set&) {
+    PyErr_Clear();
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+// The first element of a container that does not convert to its declared element type,
+// as a path ("['y']", "[1]") and a description; "" when none is found (the container
+// itself is the problem). Runs only once a conversion has failed.
+std::string badElement(const py::handle& obj, const c10::Type& declared) {
+  auto at = [&](const std::string& path, const py::handle& item, const c10::TypePtr& type) -> std::string {
+    if (convertsTo(item, type)) return "";
+    const std::string inner = badElement(item, *type);
+    if (!inner.empty()) return path + inner;
+    return path + " is a Python " + typeName(item) + ", expected " + type->annotation_str();
+  };
+  if (auto opt = declared.cast<c10::OptionalType>()) return badElement(obj, *opt->getElementType());
+  if (auto dict = declared.cast<c10::DictType>(); dict && py::isinstance<py::dict>(obj)) {
+    for (const auto& [k, v] : py::reinterpret_borrow<py::dict>(obj)) {
+      const std::string key = py::isinstance<py::str>(k) ? "'" + std::string(py::str(k)) + "'" : std::string(py::repr(k));
+      if (std::string found = at("[" + key + "]", v, dict->getValueType()); !found.empty()) return found;
+    }
+  } else if (auto list = declared.cast<c10::ListType>();
+             list && (py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj))) {
+    size_t k = 0;
+    for (const py::handle item : obj) {
+      if (std::string found = at("[" + std::to_string(k++) + "]", item, list->getElementType()); !found.empty())
+        return found;
+    }
+  } else if (auto tuple = declared.cast<c10::TupleType>(); tuple && py::isinstance<py::tuple>(obj)) {
+    py::tuple t = py::reinterpret_borrow<py::tuple>(obj);
+    for (size_t k = 0; k < t.size() && k < tuple->elements().size(); ++k) {
+      if (std::string found = at("[" + std::to_string(k) + "]", t[k], tuple->elements()[k]); !found.empty())
+        return found;
+    }
+  }
+  return "";
+}
+
 c10::IValue convert(const py::handle& obj, const c10::TypePtr& declared, const std::string& what) {
   // None stays None whatever the declared type: toIValue would turn it into an
   // undefined Tensor or False, which the interpreter refuses and Signature::bind must too.
@@ -30,11 +74,15 @@ c10::IValue convert(const py::handle& obj, const c10::TypePtr& declared, const s
     return torch::jit::toIValue(obj, c10::AnyType::get());
   } catch (const py::error_already_set&) {
     PyErr_Clear();
-    throw Error(what + ": cannot convert a Python " + typeName(obj) + " to a TorchScript value");
   } catch (const std::exception&) {
     // torch's message here talks about the tracer; ours says what the user passed.
-    throw Error(what + ": cannot convert a Python " + typeName(obj) + " to a TorchScript value");
   }
+  // A container with mixed element types has no inferred type: name the element that
+  // does not fit the declared one.
+  if (declared) {
+    if (std::string bad = badElement(obj, *declared); !bad.empty()) throw Error(what + ": element " + bad);
+  }
+  throw Error(what + ": cannot convert a Python " + typeName(obj) + " to a TorchScript value");
 }
 
 const Argument* findArg(const Signature& signature, const std::string& name) {

@@ -14,6 +14,21 @@ std::string compose(const Error::Where& w, const std::string& message) {
   return oneLine(out + message);
 }
 
+// torch's zip reader (caffe2 PyTorchStreamReader over miniz) ends every failure with
+// "This is an internal miniz error. If you are seeing this error, ... corrupted" and more
+// advice: the cause is the file, not miniz. Keep miniz's own reason, say it plainly.
+std::string plainZipMessage(std::string m) {
+  static const std::string kAdvice = ". This is an internal miniz error";
+  static const std::string kPrefix = "PytorchStreamReader failed reading zip archive: ";
+  const size_t advice = m.find(kAdvice);
+  if (advice == std::string::npos) return m;
+  m.resize(advice);
+  const size_t prefix = m.find(kPrefix);
+  if (prefix == std::string::npos) return m + " (the zip archive is damaged or truncated)";
+  const std::string reason = m.substr(prefix + kPrefix.size());
+  return m.substr(0, prefix) + "not a readable zip archive (" + reason + "): the file is damaged or truncated";
+}
+
 }  // namespace
 
 Error::Error(Where where, const std::string& message)
@@ -55,8 +70,8 @@ std::string oneLine(const std::string& text) {
 
 std::string describeException(const std::exception& e) {
   // c10 errors append a C++ backtrace to what(); users need the first part only.
-  if (auto* c10e = dynamic_cast<const c10::Error*>(&e)) return oneLine(c10e->what_without_backtrace());
-  return oneLine(e.what());
+  if (auto* c10e = dynamic_cast<const c10::Error*>(&e)) return plainZipMessage(oneLine(c10e->what_without_backtrace()));
+  return plainZipMessage(oneLine(e.what()));
 }
 
 }  // namespace brisk

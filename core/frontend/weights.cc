@@ -3,6 +3,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "core/common/error.h"
 
@@ -26,14 +27,18 @@ std::string knownNames(const std::vector<WeightInfo>& known) {
 
 }  // namespace
 
-std::string describeWeight(const WeightInfo& w) {
-  return w.name + " " + std::string(c10::toString(w.dtype)) + sizesStr(w.sizes);
-}
+std::string describeWeight(const WeightInfo& w) { return std::string(c10::toString(w.dtype)) + sizesStr(w.sizes); }
 
 std::string describeTensorType(const at::Tensor& t) {
   if (!t.defined()) return "an undefined tensor";
-  return std::string(c10::toString(t.scalar_type())) + sizesStr(t.sizes()) +
-         (t.device().is_cpu() ? "" : " on " + t.device().str());
+  std::string out = std::string(c10::toString(t.scalar_type())) + sizesStr(t.sizes());
+  if (t.layout() != at::kStrided) {
+    std::ostringstream layout;
+    layout << t.layout();
+    out += " (" + layout.str() + " layout)";
+  }
+  if (!t.device().is_cpu()) out += " on " + t.device().str();
+  return out;
 }
 
 void checkReplacements(const std::vector<WeightInfo>& known, const WeightMap& replacements,
@@ -51,10 +56,13 @@ void checkReplacements(const std::vector<WeightInfo>& known, const WeightMap& re
     auto it = std::find_if(known.begin(), known.end(), [&](const WeightInfo& w) { return w.name == name; });
     if (it == known.end())
       throw Error(where, "no weight named '" + name + "' (the model's weights: " + knownNames(known) + ")");
-    if (!t.defined() || t.scalar_type() != it->dtype || t.sizes() != c10::IntArrayRef(it->sizes) ||
-        !t.device().is_cpu())
+    // Sparse and mkldnn tensors have sizes but no strided storage to copy from: refuse
+    // them here, by name, rather than in the copy that would fail on them.
+    const bool dense_cpu = t.defined() && t.layout() == at::kStrided && t.device().is_cpu();
+    if (!dense_cpu || t.scalar_type() != it->dtype || t.sizes() != c10::IntArrayRef(it->sizes))
       throw Error(where, "weight '" + name + "' is " + describeWeight(*it) + ", the replacement is " +
-                             describeTensorType(t));
+                             describeTensorType(t) +
+                             (t.defined() && !dense_cpu ? "; a weight must be a dense, strided CPU tensor" : ""));
   }
 }
 

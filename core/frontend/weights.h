@@ -27,12 +27,12 @@ struct WeightInfo {
   bool operator==(const WeightInfo& o) const { return name == o.name && sizes == o.sizes && dtype == o.dtype; }
 };
 
-// "fc.weight float[16, 32]".
+// "Float[16, 32]" (the name is said by the caller).
 std::string describeWeight(const WeightInfo& w);
 std::string describeTensorType(const at::Tensor& t);
 
 // Throws brisk::Error naming `model` and the first offending weight (in name order)
-// unless every replacement names a known weight and is a CPU tensor of its dtype and
+// unless every replacement names a known weight and is a dense CPU tensor of its dtype and
 // sizes.
 void checkReplacements(const std::vector<WeightInfo>& known, const WeightMap& replacements,
                        const std::string& model);

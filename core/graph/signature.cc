@@ -1,49 +1,103 @@
 #include "core/graph/signature.h"
 
+#include <sstream>
+
 #include "core/common/error.h"
 
 namespace brisk {
 namespace {
 
-// A cheap structural check of an IValue against a TorchScript type: exact for the
-// scalar and tensor kinds; containers are checked one level deep (element kinds of
-// lists), which is what the interpreter's own input check catches in practice.
-bool matches(const c10::IValue& v, const c10::Type& t) {
+// Where inside an input its value stops fitting the declared type: the path from the
+// input to that element ("['y']", "[1]"; empty for the input itself) and the element.
+struct Mismatch {
+  std::string path;
+  const c10::IValue* value = nullptr;
+  const c10::Type* type = nullptr;
+};
+
+bool fail(const c10::IValue& v, const c10::Type& t, Mismatch& m) {
+  m.value = &v;
+  m.type = &t;
+  return false;
+}
+
+std::string keyPath(const c10::IValue& key) {
+  if (key.isString()) return "['" + key.toStringRef() + "']";
+  std::ostringstream os;
+  os << key;
+  return "[" + os.str() + "]";
+}
+
+// A structural check of an IValue against a TorchScript type, into containers: an
+// undefined tensor (Python's None) inside a Dict[str, Tensor] or a Tuple would otherwise
+// reach a kernel, whose message ("rank 1", "dim 0 is 0") says nothing of the None.
+// Classes, futures and unions are left to the kernels.
+bool fits(const c10::IValue& v, const c10::Type& t, Mismatch& m) {
   using K = c10::TypeKind;
   switch (t.kind()) {
     case K::AnyType: return true;
     // An undefined at::Tensor is TorchScript's None, not a Tensor: kernels would
     // assert on it.
-    case K::TensorType: return v.isTensor() && v.toTensor().defined();
-    case K::IntType: return v.isInt();
-    case K::FloatType: return v.isDouble() || v.isInt();
-    case K::NumberType: return v.isInt() || v.isDouble() || v.isBool();
-    case K::BoolType: return v.isBool();
-    case K::StringType: return v.isString();
-    case K::NoneType: return v.isNone();
-    case K::DeviceObjType: return v.isDevice();
+    case K::TensorType: return (v.isTensor() && v.toTensor().defined()) || fail(v, t, m);
+    case K::IntType: return v.isInt() || fail(v, t, m);
+    case K::FloatType: return v.isDouble() || v.isInt() || fail(v, t, m);
+    case K::NumberType: return v.isInt() || v.isDouble() || v.isBool() || fail(v, t, m);
+    case K::BoolType: return v.isBool() || fail(v, t, m);
+    case K::StringType: return v.isString() || fail(v, t, m);
+    case K::NoneType: return v.isNone() || fail(v, t, m);
+    case K::DeviceObjType: return v.isDevice() || fail(v, t, m);
     case K::OptionalType:
-      return v.isNone() || matches(v, *t.expectRef<c10::OptionalType>().getElementType());
+      return v.isNone() || fits(v, *t.expectRef<c10::OptionalType>().getElementType(), m);
     case K::ListType: {
-      if (!v.isList()) return false;
+      if (!v.isList()) return fail(v, t, m);
       const auto& elem = *t.expectRef<c10::ListType>().getElementType();
-      if (elem.kind() == K::TensorType) return v.isTensorList();
-      if (elem.kind() == K::IntType) return v.isIntList();
-      if (elem.kind() == K::FloatType) return v.isDoubleList();
-      if (elem.kind() == K::BoolType) return v.isBoolList();
+      switch (elem.kind()) {
+        case K::TensorType: {
+          if (!v.isTensorList()) return fail(v, t, m);
+          break;  // elements: below (an undefined one is a None)
+        }
+        case K::IntType: return v.isIntList() || fail(v, t, m);
+        case K::FloatType: return v.isDoubleList() || fail(v, t, m);
+        case K::BoolType: return v.isBoolList() || fail(v, t, m);
+        default: break;
+      }
+      const auto& items = v.toListRef();
+      for (size_t k = 0; k < items.size(); ++k) {
+        if (fits(items[k], elem, m)) continue;
+        m.path = "[" + std::to_string(k) + "]" + m.path;
+        return false;
+      }
       return true;
     }
-    case K::TupleType: return v.isTuple() && v.toTupleRef().elements().size() ==
-                                              t.expectRef<c10::TupleType>().elements().size();
-    case K::DictType: return v.isGenericDict();
-    default: return true;  // classes, futures, unions: left to the kernels
+    case K::TupleType: {
+      const auto& types = t.expectRef<c10::TupleType>().elements();
+      if (!v.isTuple() || v.toTupleRef().elements().size() != types.size()) return fail(v, t, m);
+      const auto& items = v.toTupleRef().elements();
+      for (size_t k = 0; k < items.size(); ++k) {
+        if (fits(items[k], *types[k], m)) continue;
+        m.path = "[" + std::to_string(k) + "]" + m.path;
+        return false;
+      }
+      return true;
+    }
+    case K::DictType: {
+      if (!v.isGenericDict()) return fail(v, t, m);
+      const auto& value_type = *t.expectRef<c10::DictType>().getValueType();
+      for (const auto& entry : v.toGenericDict()) {
+        if (fits(entry.value(), value_type, m)) continue;
+        m.path = keyPath(entry.key()) + m.path;
+        return false;
+      }
+      return true;
+    }
+    default: return true;
   }
 }
 
 std::string kindOf(const c10::IValue& v) {
   if (v.isTensor()) {
     const auto& t = v.toTensor();
-    if (!t.defined()) return "undefined tensor";
+    if (!t.defined()) return "None (an undefined tensor)";
     return std::string(c10::toString(t.scalar_type())) + " tensor of rank " + std::to_string(t.dim());
   }
   return v.tagKind();
@@ -79,10 +133,14 @@ std::string Signature::str() const {
 }
 
 void Signature::checkType(size_t i, const c10::IValue& v) const {
-  if (!matches(v, *args_[i].type))
+  Mismatch m;
+  if (fits(v, *args_[i].type, m)) return;
+  const std::string input = "input '" + args_[i].name + "' (#" + std::to_string(i) + "): ";
+  if (m.path.empty())
     throw Error(Error::Where{model_, "", ""},
-                "input '" + args_[i].name + "' (#" + std::to_string(i) + "): expected " +
-                    args_[i].type->annotation_str() + ", got " + kindOf(v));
+                input + "expected " + args_[i].type->annotation_str() + ", got " + kindOf(v));
+  throw Error(Error::Where{model_, "", ""}, input + args_[i].name + m.path + " must be " +
+                                               m.type->annotation_str() + ", got " + kindOf(*m.value));
 }
 
 void Signature::bind(std::vector<c10::IValue>& args, const Kwargs& kwargs,

@@ -180,6 +180,27 @@ TEST(Errors, NoneForTensor) {
   EXPECT_EQ(m->run({at::randn({2, 256})}).toTensor().size(0), 2);
 }
 
+// An undefined tensor inside a container input (a None leaf of a pytree from Python)
+// is named by its path, not found later by a kernel as "rank 1" or "dim 0 is 0".
+TEST(Errors, UndefinedTensorInsideAContainerInput) {
+  auto m = Module::load(testing::zooFile("pytree_io.pt2"));
+  auto r = [] { return at::randn({2, 8}); };
+  auto feats = [&](at::Tensor y) {
+    c10::Dict<std::string, at::Tensor> d;
+    d.insert("x", r());
+    d.insert("y", std::move(y));
+    return d;
+  };
+  c10::Dict<std::string, at::Tensor> extra;
+  extra.insert("bias", at::randn({8}));
+  const Kwargs kwargs{{"scale", at::randn({1})}, {"extra", extra}};
+  m->run({feats(r()), c10::ivalue::Tuple::create({r(), r()})}, kwargs);  // the valid call runs
+  expectContains(errorOf([&] { m->run({feats(at::Tensor()), c10::ivalue::Tuple::create({r(), r()})}, kwargs); }),
+                 {"pytree_io.pt2", "input 'feats' (#0): feats['y'] must be Tensor, got None (an undefined tensor)"});
+  expectContains(errorOf([&] { m->run({feats(r()), c10::ivalue::Tuple::create({r(), at::Tensor()})}, kwargs); }),
+                 {"input 'pair' (#1): pair[1] must be Tensor, got None"});
+}
+
 TEST(Errors, BadInputsFile) {
   expectContains(errorOf([] { loadInputs("/nonexistent/x.inputs.pt"); }), {"x.inputs.pt", "does not exist"});
   std::string path = tmpFile("bad.inputs.pt", "garbage");

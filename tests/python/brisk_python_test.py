@@ -145,14 +145,21 @@ class RunAsync(unittest.TestCase):
         self.assertIn("inline", tasks, "the fork task went through the Python launcher")
         self.assertIn("thread", tasks)
 
-    def test_raising_launcher_still_completes(self):
+    def test_raising_launcher_fails_the_run(self):
+        # The launcher's exception is the run's error (not printed and swallowed), named
+        # at the fork node; the Module runs on afterwards.
         m = brisk.load(zoo("inception_fork"))
         (x,), _ = inputs("inception_fork")
 
         def broken(task):
             raise ValueError("launcher refuses")
 
-        assert_close(self, m.run_async(x, launcher=broken).wait(), m(x), "task ran inline")
+        f = m.run_async(x, launcher=broken)
+        with self.assertRaises(brisk.Error) as cm:
+            f.wait()
+        for part in ("run_async launcher raised ValueError: launcher refuses", "prim::fork", "inception_fork"):
+            self.assertIn(part, str(cm.exception))
+        assert_close(self, m.run_async(x).wait(), m(x), "a later run")
 
     def test_kwargs(self):
         m = brisk.load(zoo("multi_output"))

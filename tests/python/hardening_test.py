@@ -359,5 +359,52 @@ class RoundTwo(unittest.TestCase):
         assert_same(self, m(x), torch.jit.load(zoo("mlp"))(x), "threads 0")
 
 
+class Messages(unittest.TestCase):
+    """Errors that were right but said too little: each names where the bad value is."""
+
+    def assert_error(self, fn, pattern):
+        BadValues.assert_error(self, fn, pattern)
+
+    def test_none_and_wrong_leaves_in_pytree_inputs(self):
+        m = brisk.load(zoo("pytree_io", ".pt2"))
+
+        def call(feats, pair, scale, extra):
+            return lambda: m(feats, pair, scale=scale, extra=extra)
+
+        t = torch.randn
+        good = ({"x": t(2, 8), "y": t(2, 8)}, (t(2, 8), t(2, 8)), t(1), {"bias": t(8)})
+        m(*good[:2], scale=good[2], extra=good[3])
+        self.assert_error(call({"x": t(2, 8), "y": None}, *good[1:]),
+                          r"input 'feats' \(#0\): feats\['y'\] must be Tensor, got None")
+        self.assert_error(call(good[0], (t(2, 8), None), *good[2:]),
+                          r"input 'pair' \(#1\): pair\[1\] must be Tensor, got None")
+        self.assert_error(call(*good[:3], {"bias": None}), r"extra\['bias'\] must be Tensor, got None")
+        self.assert_error(call({"x": t(2, 8), "y": 3}, *good[1:]),
+                          r"argument 'feats': element \['y'\] is a Python int, expected Tensor")
+
+    def test_sparse_and_mkldnn_weights_in_a_swap(self):
+        m = brisk.load(zoo("mlp"))
+        w = torch.jit.load(zoo("mlp")).state_dict()["fc1.weight"]
+        for bad, layout in ((w.to_sparse(), "Sparse"), (w.to_mkldnn(), "Mkldnn")):
+            self.assert_error(lambda: m.swap_weights({"fc1.weight": bad}),
+                              rf"weight 'fc1.weight' is Float\[512, 256\], the replacement is Float\[512, 256\] "
+                              rf"\({layout} layout\); a weight must be a dense, strided CPU tensor")
+
+    def test_damaged_zip_archives_name_the_file_not_miniz(self):
+        with tempfile.TemporaryDirectory() as d:
+            for suffix in (".pt", ".pt2"):
+                data = open(zoo("mlp", suffix), "rb").read()
+                path = os.path.join(d, "cut" + suffix)
+                with open(path, "wb") as f:
+                    f.write(data[: len(data) // 2])
+                with self.assertRaises(brisk.Error) as cm:
+                    brisk.load(path)
+                msg = str(cm.exception)
+                self.assertIn(path, msg)
+                self.assertIn("not a readable zip archive (failed finding central directory): "
+                              "the file is damaged or truncated", msg)
+                self.assertNotIn("miniz", msg)
+
+
 if __name__ == "__main__":
     junit.main("hardening_test")
