@@ -10,6 +10,7 @@
 #include "ops_cpu/fused/lstm_cell_fusion.h"
 #include "ops_cpu/fused/lstm_step.h"
 #include "ops_cpu/fused/rnn_layer_fusion.h"
+#include "ops_cpu/fused/view_chain.h"
 #include "ops_cpu/registration.h"
 
 BRISK_PLUGIN(registrar) {
@@ -22,4 +23,5 @@ BRISK_PLUGIN(registrar) {
   brisk::ops_cpu::registerRnnLayerFusion(registrar);  // after the step fusions: reads their nodes
   brisk::ops_cpu::registerFusedPointwise(registrar);
   brisk::ops_cpu::registerElementwiseFusion(registrar);
+  brisk::ops_cpu::registerViewChain(registrar);
 }

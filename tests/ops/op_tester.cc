@@ -84,7 +84,10 @@ void OpTester::run() {
   options.use_delegates = options.use_delegates && delegates_;
   const bool has_ops_cpu =
       std::find(options.plugins.begin(), options.plugins.end(), "ops_cpu") != options.plugins.end();
-  if (!fusion_ && has_ops_cpu) options.disabled_passes.push_back("ops_cpu.fuse_pointwise");
+  if (!fusion_ && has_ops_cpu) {
+    options.disabled_passes.push_back("ops_cpu.fuse_pointwise");
+    options.disabled_passes.push_back("ops_cpu.fuse_view_chain");
+  }
   auto module = Module::fromIR(ir_, options, "op-test");
   for (const auto& [key, kind] : expected_) {
     bool found = false;

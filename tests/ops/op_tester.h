@@ -74,8 +74,9 @@ class OpTester {
     delegates_ = true;
     return *this;
   }
-  // Likewise, elementwise fusion (ops_cpu.fuse_pointwise) would replace the ops under test
-  // by one fused node; it stays off unless a test asks for it.
+  // Likewise, elementwise fusion (ops_cpu.fuse_pointwise) and view chains
+  // (ops_cpu.fuse_view_chain) would replace the ops under test by one fused node; they
+  // stay off unless a test asks for them.
   OpTester& withFusion() {
     fusion_ = true;
     return *this;

@@ -99,10 +99,11 @@ class OutZooCoverage : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OutZooCoverage, KeyOpsGetTheirKernels) {
   const std::string& model = GetParam();
-  // Elementwise fusion would hide the single-op kernels this test is about (chain_mul100
-  // becomes one ops_cpu::fused_pointwise node); fused_pointwise_test covers it.
+  // Elementwise fusion and view chains would hide the single-op kernels this test is
+  // about (chain_mul100 becomes one ops_cpu::fused_pointwise node); fused_pointwise_test
+  // and view_chain_test cover them.
   Options o;
-  o.disabled_passes = {"ops_cpu.fuse_pointwise"};
+  o.disabled_passes = {"ops_cpu.fuse_pointwise", "ops_cpu.fuse_view_chain"};
   auto m = Module::load(testing::zooModel(model), o);
   const OpKinds& want = expected().at(model);
   std::set<std::string> fallback_ops;
