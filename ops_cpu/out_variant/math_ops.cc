@@ -34,15 +34,16 @@ std::unique_ptr<Kernel> unaryKernel(KernelBuildContext& b, std::string desc, Ok 
       ctx.output(0) = generic(x);
       return;
     }
-    writeOut(ctx, dtype(x), [&](at::Tensor& o) { out_fn(o, x); }, [&] { return generic(x); });
+    writeOut(
+        ctx, dtype(x), [&](at::Tensor& o) { out_fn(o, x); }, [&] { return generic(x); });
   });
 }
 
-#define BRISK_UNARY(NAME, OK, DTYPE)                                                                          \
-  std::unique_ptr<Kernel> NAME##Kernel(KernelBuildContext& b) {                                                     \
-    return unaryKernel(                                                                                     \
+#define BRISK_UNARY(NAME, OK, DTYPE)                                                                                   \
+  std::unique_ptr<Kernel> NAME##Kernel(KernelBuildContext& b) {                                                        \
+    return unaryKernel(                                                                                                \
         b, "at::cpu::" #NAME "_out", OK, DTYPE, [](at::Tensor& o, const at::Tensor& x) { at::cpu::NAME##_out(o, x); }, \
-        [](const at::Tensor& x) { return at::NAME(x); });                                                   \
+        [](const at::Tensor& x) { return at::NAME(x); });                                                              \
   }
 // exp / sin / cos of integers and bools give the default float dtype.
 c10::ScalarType floatDtype(const at::Tensor& x) { return floatResultType(x.scalar_type()); }
@@ -53,7 +54,8 @@ BRISK_UNARY(abs, notBoolOrComplex, sameDtype)
 BRISK_UNARY(bitwise_not, integral, sameDtype)
 #undef BRISK_UNARY
 
-// Tensor-Tensor op with ATen's promoted result dtype; `ok(a, b)` as for unaryKernel.
+// Tensor-Tensor op with ATen's promoted result dtype; `ok` (as for unaryKernel) must hold
+// for both operands.
 template <class Ok, class OutFn, class Generic>
 std::unique_ptr<Kernel> binaryKernel(KernelBuildContext& b, std::string desc, Ok ok, OutFn out_fn, Generic generic) {
   if (numInputs(b) != 2) return nullptr;
@@ -71,12 +73,12 @@ std::unique_ptr<Kernel> binaryKernel(KernelBuildContext& b, std::string desc, Ok
 
 bool notComplex(const at::Tensor& x) { return !c10::isComplexType(x.scalar_type()); }
 
-#define BRISK_BINARY(NAME, OK)                                                                                 \
-  std::unique_ptr<Kernel> NAME##Kernel(KernelBuildContext& b) {                                                      \
-    return binaryKernel(                                                                                     \
-        b, "at::cpu::" #NAME "_out", OK,                                                                     \
-        [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::NAME##_out(o, x, y); },       \
-        [](const at::Tensor& x, const at::Tensor& y) { return at::NAME(x, y); });                            \
+#define BRISK_BINARY(NAME, OK)                                                                         \
+  std::unique_ptr<Kernel> NAME##Kernel(KernelBuildContext& b) {                                        \
+    return binaryKernel(                                                                               \
+        b, "at::cpu::" #NAME "_out", OK,                                                               \
+        [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::NAME##_out(o, x, y); }, \
+        [](const at::Tensor& x, const at::Tensor& y) { return at::NAME(x, y); });                      \
   }
 BRISK_BINARY(maximum, notComplex)
 BRISK_BINARY(minimum, notComplex)

@@ -77,10 +77,9 @@ void expectMatches(const std::string& archive, const std::string& name,
 }
 
 const std::map<std::string, KernelKind> kSharedMathOps = {
-    {"aten::exp", kOut},          {"aten::abs", kOut},     {"aten::sin", kOut},
-    {"aten::cos", kOut},          {"aten::bitwise_not", kOut}, {"aten::maximum", kOut},
-    {"aten::minimum", kOut},      {"aten::amax", kOut},    {"aten::max.dim", kOut},
-    {"aten::prod.dim_int", kOut},
+    {"aten::exp", kOut},         {"aten::abs", kOut},          {"aten::sin", kOut},     {"aten::cos", kOut},
+    {"aten::bitwise_not", kOut}, {"aten::maximum", kOut},      {"aten::minimum", kOut}, {"aten::amax", kOut},
+    {"aten::max.dim", kOut},     {"aten::prod.dim_int", kOut},
 };
 
 TEST(OutMathPt2, AtenIR) {
