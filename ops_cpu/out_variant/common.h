@@ -272,5 +272,7 @@ void registerEmbeddingBag(PluginRegistrar& r);
 void registerShapeCopy(PluginRegistrar& r);
 void registerFactories(PluginRegistrar& r);
 void registerInPlace(PluginRegistrar& r);
+void registerMathOps(PluginRegistrar& r);
+void registerNewZeros(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::out

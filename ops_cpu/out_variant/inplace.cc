@@ -1,5 +1,6 @@
 // In-place ops: add_ / sub_ / mul_ / div_ (Tensor and Scalar overloads, div_ with
-// rounding_mode too), relu_, hardtanh_ (which torch.export's default IR keeps).
+// rounding_mode too), relu_, hardtanh_, clamp_, silu_, hardswish_, masked_fill_.Scalar,
+// fill_.Tensor and eval-mode dropout_ (torch.export's default IR keeps them all).
 //
 // The frontend's RemoveTensorMutation turns these into their functional forms wherever
 // alias analysis proves that safe, so the ones that reach a kernel are exactly those
@@ -18,6 +19,9 @@
 // number" tensor, precomputed when constant), so type promotion matches. Other tensors
 // take the dispatcher's in-place op.
 #include <ATen/CPUFunctions.h>
+#include <ATen/ops/fill_native.h>
+#include <ATen/ops/hardswish_native.h>
+#include <ATen/ops/masked_fill_native.h>
 
 #include "ops_cpu/out_variant/common.h"
 #include "ops_cpu/out_variant/operand.h"
@@ -143,6 +147,78 @@ KernelFactory divInPlace(bool scalar, bool with_mode) {
   };
 }
 
+// clamp_(self, Scalar? min, Scalar? max) with constant bounds, at least one given
+// (none: the interpreter's error). at::cpu::clamp_ is the op's own structured kernel,
+// so every dtype it accepts (and its errors for the others) is ATen's.
+std::unique_ptr<Kernel> clampInPlace(KernelBuildContext& b) {
+  if (numInputs(b) != 3 || !isConst(b, 1) || !isConst(b, 2)) return nullptr;
+  c10::optional<c10::Scalar> lo, hi;
+  for (size_t i : {1, 2}) {
+    const c10::IValue& v = constant(b, i);
+    if (v.isNone()) continue;
+    if (!v.isScalar()) return nullptr;
+    (i == 1 ? lo : hi) = v.toScalar();
+  }
+  if (!lo && !hi) return nullptr;
+  return unaryInPlaceKernel(
+      "at::cpu::clamp_ (in place)", [](const at::Tensor&) { return true; },
+      [lo, hi](at::Tensor& s) { at::cpu::clamp_(s, lo, hi); }, [lo, hi](at::Tensor& s) { at::clamp_(s, lo, hi); });
+}
+
+bool floatingSelf(const at::Tensor& s) { return c10::isFloatingType(s.scalar_type()); }
+
+// silu_ / hardswish_(self) on floating self; other dtypes get ATen's error from the
+// dispatcher's op.
+std::unique_ptr<Kernel> siluInPlace(KernelBuildContext& b) {
+  if (numInputs(b) != 1) return nullptr;
+  return unaryInPlaceKernel(
+      "at::cpu::silu_ (in place)", floatingSelf, [](at::Tensor& s) { at::cpu::silu_(s); },
+      [](at::Tensor& s) { at::silu_(s); });
+}
+
+std::unique_ptr<Kernel> hardswishInPlace(KernelBuildContext& b) {
+  if (numInputs(b) != 1) return nullptr;
+  return unaryInPlaceKernel(
+      "at::native::hardswish_ (in place)", floatingSelf, [](at::Tensor& s) { at::native::hardswish_(s); },
+      [](at::Tensor& s) { at::hardswish_(s); });
+}
+
+// masked_fill_.Scalar(self, mask, value) with a constant value and a bool mask
+// (at::native::masked_fill__cpu checks that the mask broadcasts to self, as ATen does);
+// other masks (uint8: ATen's error) take the dispatcher's op.
+std::unique_ptr<Kernel> maskedFillInPlace(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  auto value = constScalar(b, 2);
+  if (!value) return nullptr;
+  const c10::Scalar v = *value;
+  return mutatingKernel("at::native::masked_fill__cpu (in place)", [v](KernelContext& ctx, at::Tensor& self) {
+    const at::Tensor& mask = ctx.tensor(1);
+    if (isDenseCpu(self) && isDenseCpu(mask) && mask.scalar_type() == at::kBool)
+      at::native::masked_fill__cpu(self, mask, v);
+    else
+      self.masked_fill_(mask, v);
+  });
+}
+
+// fill_.Tensor(self, value): value a 0-dim tensor (at::native::fill_ raises ATen's error
+// for others).
+std::unique_ptr<Kernel> fillInPlace(KernelBuildContext& b) {
+  if (numInputs(b) != 2) return nullptr;
+  return inPlaceKernel(
+      "at::native::fill_ (in place)", tensorOperand(1),
+      [](at::Tensor& s, const at::Tensor& v) { at::native::fill_(s, v); },
+      [](at::Tensor& s, const at::Tensor& v) { s.fill_(v); });
+}
+
+// dropout_(self, p, train) with train a constant false: ATen returns self untouched.
+// Training mode (random) is declined.
+std::unique_ptr<Kernel> dropoutEvalInPlace(KernelBuildContext& b) {
+  if (numInputs(b) != 3) return nullptr;
+  auto train = constBool(b, 2);
+  if (!train || *train) return nullptr;
+  return mutatingKernel("identity (eval dropout_)", [](KernelContext&, at::Tensor&) {});
+}
+
 }  // namespace
 
 void registerInPlace(PluginRegistrar& r) {
@@ -158,6 +234,12 @@ void registerInPlace(PluginRegistrar& r) {
   r.outVariant("aten::div_.Scalar_mode", divInPlace(true, true));
   r.outVariant("aten::relu_", reluInPlace);
   r.outVariant("aten::hardtanh_", hardtanhInPlace);
+  r.outVariant("aten::clamp_", clampInPlace);
+  r.outVariant("aten::silu_", siluInPlace);
+  r.outVariant("aten::hardswish_", hardswishInPlace);
+  r.outVariant("aten::masked_fill_.Scalar", maskedFillInPlace);
+  r.outVariant("aten::fill_.Tensor", fillInPlace);
+  r.outVariant("aten::dropout_", dropoutEvalInPlace);
 }
 
 }  // namespace brisk::ops_cpu::out

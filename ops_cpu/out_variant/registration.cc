@@ -44,6 +44,8 @@ void registerOutVariantKernels(PluginRegistrar& r) {
   out::registerShapeCopy(r);
   out::registerFactories(r);
   out::registerInPlace(r);
+  out::registerMathOps(r);
+  out::registerNewZeros(r);
 }
 
 }  // namespace brisk::ops_cpu
