@@ -150,12 +150,14 @@ class _Gen:
         h_expr = self.pointwise("h", "h")
         outer = r.choice(self.pool)
         n = r.randint(0, 4)
+        # The carried value starts as a clone: while_loop refuses a carried input that is
+        # also read by the body as an outer value ("might be aliasing the input").
         self.lines += [f"def {body}(i, h):",
                        f"    return i + 1, ({h_expr}) * 0.5 + {outer} * {r.choice(['0.1', '0.5'])}"]
         i, v = self.fresh("i"), self.fresh()
         start = r.choice(["zeros", "ones"])
         self.lines.append(f"{i}, {v} = while_loop(lambda i, h: i < {n}, {body}, "
-                          f"(torch.{start}((), dtype=torch.int64), {a}))")
+                          f"(torch.{start}((), dtype=torch.int64), {a}.clone()))")
         self.pool.append(v)
         if r.random() < 0.3:
             self.extra_out.append(i)

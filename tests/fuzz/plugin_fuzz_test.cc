@@ -1,0 +1,192 @@
+// The load fuzzer for plugin files: seeded damaged copies of the real plugin
+// (libbrisk_ops_cpu.so; elf_mutators.h says what is damaged) are handed to brisk the way
+// the CLI's --plugin does (Options::plugins, here through Module::fromIR). Every case
+// must end in success or one brisk::Error naming the file: never a crash (SIGSEGV,
+// SIGBUS inside dlopen), an abort, another exception type or a hang.
+//
+// Each case runs in a forked child: a damaged library that dlopen accepts stays mapped
+// for the life of the process (plugins are never closed) and registers its kernels, so
+// one case must not see another's; and a crash must be a failing case, not the end of
+// the test. The parent never loads a plugin or a model itself (it stays single-threaded
+// so fork is safe).
+//
+// Case N is always the same file:
+//   bazel test //tests/fuzz:plugin_fuzz_test --test_env=BRISK_FUZZ_ONLY='#17'
+// replays one and writes it to the test's undeclared outputs; BRISK_FUZZ_CASES=N runs N
+// cases instead of the suite's budget (kCases).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "core/common/error.h"
+#include "core/executor/module.h"
+#include "tests/fuzz/elf_mutators.h"
+#include "tests/fuzz/load_fuzz.h"
+#include "tests/testing/model_check.h"
+
+namespace brisk::fuzz {
+namespace {
+
+constexpr int kCases = 400;
+constexpr auto kCaseLimit = std::chrono::seconds(30);
+
+const char* kIR = R"IR(
+graph(%a : Tensor, %b : Tensor):
+  %c : Tensor = aten::mul(%a, %b)
+  return (%c)
+)IR";
+
+// Child exit codes.
+enum : int { kLoaded = 0, kRefused = 10, kBadError = 11, kForeign = 12 };
+
+std::string tmpDir() {
+  const char* d = std::getenv("TEST_TMPDIR");
+  return d ? d : "/tmp";
+}
+
+std::string seedPlugin() { return testing::runfile("ops_cpu/libbrisk_ops_cpu.so"); }
+
+// In the child: the plugin through the C++ API a user's --plugin reaches. Writes what
+// went wrong to `report` (a pipe) and exits with one of the codes above.
+[[noreturn]] void childLoad(const std::string& path, int report) {
+  auto say = [&](const std::string& s) { (void)!::write(report, s.data(), s.size()); };
+  int code = kLoaded;
+  try {
+    Options options;
+    options.plugins = {path};
+    options.use_delegates = false;
+    auto m = Module::fromIR(kIR, options, "plugin_fuzz");
+    say("loaded");
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    char real[PATH_MAX];
+    const std::string real_path = ::realpath(path.c_str(), real) ? real : path;
+    if (msg.find('\n') != std::string::npos) {
+      say("brisk::Error is not one line: " + msg);
+      code = kBadError;
+    } else if (msg.find(path) == std::string::npos && msg.find(real_path) == std::string::npos) {
+      say("brisk::Error does not name the file " + path + ": " + msg);
+      code = kBadError;
+    } else {
+      say(msg);
+      code = kRefused;
+    }
+  } catch (const std::exception& e) {
+    say(std::string(typeid(e).name()) + " escaped: " + oneLine(e.what()));
+    code = kForeign;
+  } catch (...) {
+    say("a non-std exception escaped");
+    code = kForeign;
+  }
+  ::_exit(code);
+}
+
+struct Result {
+  int code = -1;       // the child's exit code, or -1
+  int signal = 0;      // the signal that ended it
+  bool hung = false;
+  std::string report;  // what the child said
+};
+
+Result runCase(const std::string& path) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  std::fflush(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::close(fds[0]);
+    childLoad(path, fds[1]);
+  }
+  ::close(fds[1]);
+  Result r;
+  const auto deadline = std::chrono::steady_clock::now() + kCaseLimit;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      r.hung = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) r.report.append(buf, static_cast<size_t>(n));
+  ::close(fds[0]);
+  if (!r.hung) {
+    if (WIFSIGNALED(status)) r.signal = WTERMSIG(status);
+    else r.code = WEXITSTATUS(status);
+  }
+  return r;
+}
+
+void saveCase(const std::string& name, const std::string& bytes) {
+  const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  std::string file = name;
+  for (char& c : file)
+    if (c == '#' || c == '/') c = '_';
+  std::ofstream(std::string(dir ? dir : tmpDir().c_str()) + "/plugin_" + file + ".so", std::ios::binary) << bytes;
+}
+
+TEST(PluginFuzz, SeedPluginLoads) {
+  // The undamaged copy loads through the same path, or every refusal below would
+  // test nothing but a broken harness.
+  const std::string path = tmpDir() + "/libbrisk_fuzzed_plugin.so";
+  std::ofstream(path, std::ios::binary) << readFileBytes(seedPlugin());
+  Result r = runCase(path);
+  EXPECT_EQ(r.code, kLoaded) << "signal " << r.signal << ": " << r.report;
+}
+
+TEST(PluginFuzz, DamagedPluginFiles) {
+  const std::string seed = readFileBytes(seedPlugin());
+  // Not libbrisk_ops_cpu.so: the plugin's name comes from its file name, and a case
+  // must be loaded as a plugin of its own, not served by (or refused as a second copy
+  // of) an ops_cpu loaded from the runfiles.
+  const std::string path = tmpDir() + "/libbrisk_fuzzed_plugin.so";
+  const char* env = std::getenv("BRISK_FUZZ_CASES");
+  const int cases = env ? std::atoi(env) : kCases;
+  const char* only = std::getenv("BRISK_FUZZ_ONLY");
+  int loaded = 0, refused = 0;
+  for (int i = 0; i < cases; ++i) {
+    const std::string name = "#" + std::to_string(i);
+    if (only && name != only) continue;
+    Rng rng(0x706c7567696eull ^ static_cast<uint64_t>(i));  // "plugin"
+    const Mutation m = mutateElfFile(seed, rng);
+    ::unlink(path.c_str());  // a fresh inode: the previous case's mapping is gone with its child
+    std::ofstream(path, std::ios::binary) << m.bytes;
+    if (only) saveCase(name, m.bytes);
+    const Result r = runCase(path);
+    const std::string what = "plugin case " + name + " [" + m.description + "]";
+    if (r.code == kLoaded) {
+      ++loaded;
+    } else if (r.code == kRefused) {
+      ++refused;
+    } else {
+      saveCase(name, m.bytes);
+      if (r.hung) ADD_FAILURE() << what << ": hung (killed after " << kCaseLimit.count() << " s)";
+      else if (r.signal) ADD_FAILURE() << what << ": crashed with " << strsignal(r.signal) << " (" << r.signal << ")";
+      else ADD_FAILURE() << what << ": " << r.report;
+    }
+  }
+  std::printf("plugin mutations: %d cases, %d loaded, %d refused with a brisk::Error naming the file\n", cases,
+              loaded, refused);
+  // The damage must reach both outcomes: all refused would mean the mutator only breaks
+  // the ELF header, all loaded that it changes nothing the check or the loader reads.
+  if (!only) {
+    EXPECT_GT(refused, cases / 4);
+    EXPECT_GT(loaded, 0);
+  }
+}
+
+}  // namespace
+}  // namespace brisk::fuzz
