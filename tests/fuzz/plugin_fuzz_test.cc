@@ -14,6 +14,7 @@
 //   bazel test //tests/fuzz:plugin_fuzz_test --test_env=BRISK_FUZZ_ONLY='#17'
 // replays one and writes it to the test's undeclared outputs; BRISK_FUZZ_CASES=N runs N
 // cases instead of the suite's budget (kCases).
+#include <elf.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "core/common/error.h"
@@ -147,6 +149,70 @@ TEST(PluginFuzz, SeedPluginLoads) {
   EXPECT_EQ(r.code, kLoaded) << "signal " << r.signal << ": " << r.report;
 }
 
+// What the fuzzer found dlopen crashing on (SIGSEGV in ld.so, or its "Inconsistency
+// detected" exit) before elf_check refused it, one case per kind, made directly so they
+// stay covered whatever the mutators draw.
+std::string withDynamicTag(std::string bytes, int64_t tag, const std::function<void(Elf64_Dyn&)>& edit) {
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, bytes.data(), sizeof(eh));
+  for (uint16_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    std::memcpy(&ph, bytes.data() + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+    if (ph.p_type != PT_DYNAMIC) continue;
+    for (uint64_t at = ph.p_offset; at + sizeof(Elf64_Dyn) <= ph.p_offset + ph.p_filesz; at += sizeof(Elf64_Dyn)) {
+      Elf64_Dyn d;
+      std::memcpy(&d, bytes.data() + at, sizeof(d));
+      if (d.d_tag != tag) continue;
+      edit(d);
+      std::memcpy(&bytes[at], &d, sizeof(d));
+      return bytes;
+    }
+  }
+  throw std::runtime_error("the seed plugin has no dynamic tag " + std::to_string(tag));
+}
+
+std::string withProgramHeader(std::string bytes, uint32_t type, const std::function<void(Elf64_Phdr&)>& edit) {
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, bytes.data(), sizeof(eh));
+  for (uint16_t i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    const uint64_t at = eh.e_phoff + i * sizeof(ph);
+    std::memcpy(&ph, bytes.data() + at, sizeof(ph));
+    if (ph.p_type != type) continue;
+    edit(ph);
+    std::memcpy(&bytes[at], &ph, sizeof(ph));
+    return bytes;
+  }
+  throw std::runtime_error("the seed plugin has no program header of type " + std::to_string(type));
+}
+
+TEST(PluginFuzz, DamageThatCrashedDlopenIsRefused) {
+  const std::string seed = readFileBytes(seedPlugin());
+  auto retag = [](int64_t to) { return [to](Elf64_Dyn& d) { d.d_tag = to; }; };
+  auto add = [](uint64_t n) { return [n](Elf64_Dyn& d) { d.d_un.d_val += n; }; };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"DT_PLTREL retagged (plugin case #145)", withDynamicTag(seed, DT_PLTREL, retag(0x54))},
+      {"DT_RELAENT retagged (#233)", withDynamicTag(seed, DT_RELAENT, retag(DT_RELENT))},
+      {"DT_VERSYM retagged (#183)", withDynamicTag(seed, DT_VERSYM, retag(0x6fffeff0))},
+      {"DT_STRTAB past the file (#169)", withDynamicTag(seed, DT_STRTAB, add(seed.size()))},
+      {"DT_INIT_ARRAYSZ grown (#122)", withDynamicTag(seed, DT_INIT_ARRAYSZ, add(8))},
+      {"DT_GNU_HASH moved by 8 bytes (#102, ld.so assertion)", withDynamicTag(seed, DT_GNU_HASH, add(8))},
+      {"DT_VERNEED moved by 4 bytes", withDynamicTag(seed, DT_VERNEED, add(4))},
+      {"DT_NEEDED name past the strings (#127)", withDynamicTag(seed, DT_NEEDED, add(1ull << 40))},
+      {"PT_DYNAMIC moved outside the segments (#48)",
+       withProgramHeader(seed, PT_DYNAMIC, [](Elf64_Phdr& p) { p.p_vaddr += 1ull << 32; })},
+      {"executable segment not readable (#294)",
+       withProgramHeader(seed, PT_LOAD, [](Elf64_Phdr& p) { p.p_flags &= ~PF_R; })},
+  };
+  const std::string path = tmpDir() + "/libbrisk_fuzzed_plugin.so";
+  for (const auto& [what, bytes] : cases) {
+    ::unlink(path.c_str());
+    std::ofstream(path, std::ios::binary) << bytes;
+    const Result r = runCase(path);
+    EXPECT_EQ(r.code, kRefused) << what << ": signal " << r.signal << ", exit " << r.code << ": " << r.report;
+  }
+}
+
 TEST(PluginFuzz, DamagedPluginFiles) {
   const std::string seed = readFileBytes(seedPlugin());
   // Not libbrisk_ops_cpu.so: the plugin's name comes from its file name, and a case
@@ -175,7 +241,9 @@ TEST(PluginFuzz, DamagedPluginFiles) {
       saveCase(name, m.bytes);
       if (r.hung) ADD_FAILURE() << what << ": hung (killed after " << kCaseLimit.count() << " s)";
       else if (r.signal) ADD_FAILURE() << what << ": crashed with " << strsignal(r.signal) << " (" << r.signal << ")";
-      else ADD_FAILURE() << what << ": " << r.report;
+      else if (r.code == kBadError || r.code == kForeign) ADD_FAILURE() << what << ": " << r.report;
+      // ld.so's own "Inconsistency detected" assertions end the process with 127.
+      else ADD_FAILURE() << what << ": the process exited with " << r.code << " instead of a brisk::Error";
     }
   }
   std::printf("plugin mutations: %d cases, %d loaded, %d refused with a brisk::Error naming the file\n", cases,
