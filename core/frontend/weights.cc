@@ -3,6 +3,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "core/common/error.h"
 
@@ -32,7 +33,9 @@ std::string describeWeight(const WeightInfo& w) {
 
 std::string describeTensorType(const at::Tensor& t) {
   if (!t.defined()) return "an undefined tensor";
-  return std::string(c10::toString(t.scalar_type())) + sizesStr(t.sizes()) +
+  std::ostringstream layout;
+  if (t.layout() != at::kStrided) layout << " (" << t.layout() << " layout)";
+  return std::string(c10::toString(t.scalar_type())) + sizesStr(t.sizes()) + layout.str() +
          (t.device().is_cpu() ? "" : " on " + t.device().str());
 }
 
@@ -51,8 +54,10 @@ void checkReplacements(const std::vector<WeightInfo>& known, const WeightMap& re
     auto it = std::find_if(known.begin(), known.end(), [&](const WeightInfo& w) { return w.name == name; });
     if (it == known.end())
       throw Error(where, "no weight named '" + name + "' (the model's weights: " + knownNames(known) + ")");
-    if (!t.defined() || t.scalar_type() != it->dtype || t.sizes() != c10::IntArrayRef(it->sizes) ||
-        !t.device().is_cpu())
+    // A sparse (or other non-strided) tensor has no dense storage to copy: cloning one
+    // to a contiguous layout throws c10::Error, so it is refused here with the others.
+    if (!t.defined() || t.layout() != at::kStrided || t.scalar_type() != it->dtype ||
+        t.sizes() != c10::IntArrayRef(it->sizes) || !t.device().is_cpu())
       throw Error(where, "weight '" + name + "' is " + describeWeight(*it) + ", the replacement is " +
                              describeTensorType(t));
   }

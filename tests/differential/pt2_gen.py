@@ -62,9 +62,10 @@ class Pt2Program:
 
 
 class _Gen:
-    def __init__(self, rng, seed):
+    def __init__(self, rng, seed, b_range):
         self.rng = rng
         self.seed = seed
+        self.b_range = b_range
         self.lines = []       # forward's body
         self.helpers = []     # module-level defs (cond branches, loop bodies)
         self.layers = 0
@@ -138,8 +139,12 @@ class _Gen:
         t, f = self.fresh("true_fn"), self.fresh("false_fn")
         for line in self.branch_fn(t, 2) + self.branch_fn(f, 2):
             self.lines.append(line)
+        # A shape predicate compares b with a constant inside its range: one the range
+        # decides (b > 3 with min 4) makes torch.export fail inside dynamo
+        # ("'<' not supported between instances of 'NoneType' and 'int'").
+        lo, hi = self.b_range
         pred = r.choice([f"{a}.sum() > 0", f"{a}.mean() < {b}.mean()",
-                         f"{a}.shape[0] > {r.randint(3, 6)}"])  # shape-dependent: a guard on b
+                         f"{a}.shape[0] > {r.randint(lo, hi - 1)}"])
         v = self.fresh()
         self.lines.append(f"{v} = torch.cond({pred}, {t}, {f}, ({a}, {b}))")
         self.pool.append(v)
@@ -190,10 +195,10 @@ def _spec_of(leaf_dim0):
 def generate(base, index):
     seed = (base, index)
     rng = random.Random(f"pt2:{base}:{index}")
-    g = _Gen(rng, seed)
     ins = _inputs(rng)
     lo = rng.randint(2, 4)
     hi = lo + rng.randint(4, 12)
+    g = _Gen(rng, seed, (lo, hi))
     c_lo, c_hi = 2, rng.randint(5, 9)
 
     for _, _, leaves in ins:

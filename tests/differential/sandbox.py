@@ -29,7 +29,8 @@ def clone(v):
     if isinstance(v, list):
         return [clone(e) for e in v]
     if isinstance(v, tuple):
-        return tuple(clone(e) for e in v)
+        items = [clone(e) for e in v]
+        return type(v)(*items) if hasattr(v, "_fields") else tuple(items)  # namedtuples stay named
     if isinstance(v, dict):
         return {k: clone(e) for k, e in v.items()}
     return v

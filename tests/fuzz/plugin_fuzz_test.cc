@@ -50,11 +50,6 @@ graph(%a : Tensor, %b : Tensor):
 // Child exit codes.
 enum : int { kLoaded = 0, kRefused = 10, kBadError = 11, kForeign = 12 };
 
-std::string tmpDir() {
-  const char* d = std::getenv("TEST_TMPDIR");
-  return d ? d : "/tmp";
-}
-
 std::string seedPlugin() { return testing::runfile("ops_cpu/libbrisk_ops_cpu.so"); }
 
 // In the child: the plugin through the C++ API a user's --plugin reaches. Writes what
@@ -132,18 +127,10 @@ Result runCase(const std::string& path) {
   return r;
 }
 
-void saveCase(const std::string& name, const std::string& bytes) {
-  const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
-  std::string file = name;
-  for (char& c : file)
-    if (c == '#' || c == '/') c = '_';
-  std::ofstream(std::string(dir ? dir : tmpDir().c_str()) + "/plugin_" + file + ".so", std::ios::binary) << bytes;
-}
-
 TEST(PluginFuzz, SeedPluginLoads) {
   // The undamaged copy loads through the same path, or every refusal below would
   // test nothing but a broken harness.
-  const std::string path = tmpDir() + "/libbrisk_fuzzed_plugin.so";
+  const std::string path = fuzzTmpDir() + "/libbrisk_fuzzed_plugin.so";
   std::ofstream(path, std::ios::binary) << readFileBytes(seedPlugin());
   Result r = runCase(path);
   EXPECT_EQ(r.code, kLoaded) << "signal " << r.signal << ": " << r.report;
@@ -204,7 +191,7 @@ TEST(PluginFuzz, DamageThatCrashedDlopenIsRefused) {
       {"executable segment not readable (#294)",
        withProgramHeader(seed, PT_LOAD, [](Elf64_Phdr& p) { p.p_flags &= ~PF_R; })},
   };
-  const std::string path = tmpDir() + "/libbrisk_fuzzed_plugin.so";
+  const std::string path = fuzzTmpDir() + "/libbrisk_fuzzed_plugin.so";
   for (const auto& [what, bytes] : cases) {
     ::unlink(path.c_str());
     std::ofstream(path, std::ios::binary) << bytes;
@@ -218,7 +205,7 @@ TEST(PluginFuzz, DamagedPluginFiles) {
   // Not libbrisk_ops_cpu.so: the plugin's name comes from its file name, and a case
   // must be loaded as a plugin of its own, not served by (or refused as a second copy
   // of) an ops_cpu loaded from the runfiles.
-  const std::string path = tmpDir() + "/libbrisk_fuzzed_plugin.so";
+  const std::string path = fuzzTmpDir() + "/libbrisk_fuzzed_plugin.so";
   const char* env = std::getenv("BRISK_FUZZ_CASES");
   const int cases = env ? std::atoi(env) : kCases;
   const char* only = std::getenv("BRISK_FUZZ_ONLY");
@@ -230,7 +217,7 @@ TEST(PluginFuzz, DamagedPluginFiles) {
     const Mutation m = mutateElfFile(seed, rng);
     ::unlink(path.c_str());  // a fresh inode: the previous case's mapping is gone with its child
     std::ofstream(path, std::ios::binary) << m.bytes;
-    if (only) saveCase(name, m.bytes);
+    if (only) saveCaseFile("plugin_" + name, m.bytes, ".so");
     const Result r = runCase(path);
     const std::string what = "plugin case " + name + " [" + m.description + "]";
     if (r.code == kLoaded) {
@@ -238,7 +225,7 @@ TEST(PluginFuzz, DamagedPluginFiles) {
     } else if (r.code == kRefused) {
       ++refused;
     } else {
-      saveCase(name, m.bytes);
+      saveCaseFile("plugin_" + name, m.bytes, ".so");
       if (r.hung) ADD_FAILURE() << what << ": hung (killed after " << kCaseLimit.count() << " s)";
       else if (r.signal) ADD_FAILURE() << what << ": crashed with " << strsignal(r.signal) << " (" << r.signal << ")";
       else if (r.code == kBadError || r.code == kForeign) ADD_FAILURE() << what << ": " << r.report;
