@@ -139,12 +139,13 @@ class _Gen:
         t, f = self.fresh("true_fn"), self.fresh("false_fn")
         for line in self.branch_fn(t, 2) + self.branch_fn(f, 2):
             self.lines.append(line)
-        # A shape predicate compares b with a constant inside its range: one the range
-        # decides (b > 3 with min 4) makes torch.export fail inside dynamo
-        # ("'<' not supported between instances of 'NoneType' and 'int'").
+        # A shape predicate compares x's b with a constant inside its range. One the range
+        # decides (b > 3 with min 4), or one on a while_loop's result (its size has no
+        # hint), makes torch.export fail inside dynamo ("'<' not supported between
+        # instances of 'NoneType' and 'int'").
         lo, hi = self.b_range
         pred = r.choice([f"{a}.sum() > 0", f"{a}.mean() < {b}.mean()",
-                         f"{a}.shape[0] > {r.randint(lo, hi - 1)}"])
+                         f"x.shape[0] > {r.randint(lo, hi - 1)}"])
         v = self.fresh()
         self.lines.append(f"{v} = torch.cond({pred}, {t}, {f}, ({a}, {b}))")
         self.pool.append(v)
