@@ -93,10 +93,15 @@ class Exported:
         self.ref = {}         # ir -> {tag: normalized output}
         self.refused = {}     # ir -> [violation names ep.module() refuses]
         self.outcomes = {}    # (ir, option set) -> list of failure strings
+        self.torch_limit = None  # torch.export failed inside dynamo on a valid program
         try:
             self._export()
         except Exception as e:  # noqa: BLE001 -- reported as a generator problem with the source
-            self.problem = f"{type(e).__name__}: {str(e)[:2000]}"
+            msg = f"{type(e).__name__}: {str(e)[:2000]}"
+            if type(e).__name__ == "InternalTorchDynamoError":
+                self.torch_limit = msg
+            else:
+                self.problem = msg
 
     def _export(self):
         p = self.program
@@ -210,6 +215,9 @@ def cases():
             if case.problem:
                 print(f"[generator] seed {case.program.seed}: {case.problem}")
                 continue
+            if case.torch_limit:
+                print(f"[torch.export] seed {case.program.seed}: not exported, skipped: {case.torch_limit[:300]}")
+                continue
             for ir in IRS:
                 events = run_brisk_sets(case.paths[ir], case, list(OPTION_SETS.items()), child=_child)
                 for opt, evs in events.items():
@@ -238,13 +246,27 @@ class Pt2Differential(unittest.TestCase):
                          "pt2_gen.py):\n" + "\n".join(f"seed {c.program.seed}: {c.problem}\n{c.program.source()}"
                                                      for c in bad))
 
+    def test_most_programs_export(self):
+        # torch.export's own internal errors on some valid combinations (a torch.cond after
+        # two while_loops over shared dims, seed (1, 30)) skip a program; a generator that
+        # drifts into them would test nothing.
+        skipped = [c for c in cases() if c.torch_limit]
+        self.assertLessEqual(len(skipped), len(cases()) // 4, "torch.export failed inside dynamo on: " + "\n".join(
+            f"seed {c.program.seed}: {c.torch_limit[:300]}\n{c.program.source()}" for c in skipped))
+
     def test_constraints_are_exercised(self):
-        # Every program's range violations reach brisk, and over the budget the shared,
-        # derived and static dims do too: otherwise the refusal checks test nothing.
-        kinds = {v.split(":")[0] for c in cases() if not c.problem for v in c.refused["export"]}
-        for k in ("b above max", "b below min", "shared dim b", "static dim"):
-            if len(INDICES) >= 8:
-                self.assertIn(k, kinds)
+        # Every program's range and static-dim violations reach brisk, and over the
+        # fixed budget (6 programs and more) the shared and derived dims do too:
+        # otherwise the refusal checks test nothing.
+        ran = [c for c in cases() if not c.problem and not c.torch_limit]
+        if not ran:
+            self.skipTest("no programs exported")
+        kinds = {v.split(":")[0] for c in ran for v in c.refused["export"]}
+        wanted = ["b above max", "static dim"]
+        if len(INDICES) >= 6 and not os.environ.get("BRISK_PT2_DIFF_CASE"):
+            wanted += ["b below min", "shared dim b", "derived dim b + 1"]
+        for k in wanted:
+            self.assertIn(k, kinds, f"no program had its '{k}' violation refused by ep.module()")
 
 
 def _case_test(ir, optset):
