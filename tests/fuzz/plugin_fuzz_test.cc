@@ -136,28 +136,7 @@ TEST(PluginFuzz, SeedPluginLoads) {
   EXPECT_EQ(r.code, kLoaded) << "signal " << r.signal << ": " << r.report;
 }
 
-// What the fuzzer found dlopen crashing on (SIGSEGV in ld.so, or its "Inconsistency
-// detected" exit) before elf_check refused it, one case per kind, made directly so they
-// stay covered whatever the mutators draw.
-std::string withDynamicTag(std::string bytes, int64_t tag, const std::function<void(Elf64_Dyn&)>& edit) {
-  Elf64_Ehdr eh;
-  std::memcpy(&eh, bytes.data(), sizeof(eh));
-  for (uint16_t i = 0; i < eh.e_phnum; ++i) {
-    Elf64_Phdr ph;
-    std::memcpy(&ph, bytes.data() + eh.e_phoff + i * sizeof(ph), sizeof(ph));
-    if (ph.p_type != PT_DYNAMIC) continue;
-    for (uint64_t at = ph.p_offset; at + sizeof(Elf64_Dyn) <= ph.p_offset + ph.p_filesz; at += sizeof(Elf64_Dyn)) {
-      Elf64_Dyn d;
-      std::memcpy(&d, bytes.data() + at, sizeof(d));
-      if (d.d_tag != tag) continue;
-      edit(d);
-      std::memcpy(&bytes[at], &d, sizeof(d));
-      return bytes;
-    }
-  }
-  throw std::runtime_error("the seed plugin has no dynamic tag " + std::to_string(tag));
-}
-
+// A copy of the plugin with its first program header of `type` edited.
 std::string withProgramHeader(std::string bytes, uint32_t type, const std::function<void(Elf64_Phdr&)>& edit) {
   Elf64_Ehdr eh;
   std::memcpy(&eh, bytes.data(), sizeof(eh));
@@ -173,6 +152,24 @@ std::string withProgramHeader(std::string bytes, uint32_t type, const std::funct
   throw std::runtime_error("the seed plugin has no program header of type " + std::to_string(type));
 }
 
+// A copy of the plugin with its first dynamic entry of `tag` edited.
+std::string withDynamicTag(std::string bytes, int64_t tag, const std::function<void(Elf64_Dyn&)>& edit) {
+  Elf64_Phdr dyn{};
+  withProgramHeader(bytes, PT_DYNAMIC, [&](Elf64_Phdr& p) { dyn = p; });  // finds it, changes nothing
+  for (uint64_t at = dyn.p_offset; at + sizeof(Elf64_Dyn) <= dyn.p_offset + dyn.p_filesz; at += sizeof(Elf64_Dyn)) {
+    Elf64_Dyn d;
+    std::memcpy(&d, bytes.data() + at, sizeof(d));
+    if (d.d_tag != tag) continue;
+    edit(d);
+    std::memcpy(&bytes[at], &d, sizeof(d));
+    return bytes;
+  }
+  throw std::runtime_error("the seed plugin has no dynamic tag " + std::to_string(tag));
+}
+
+// What the fuzzer found dlopen crashing on (SIGSEGV in ld.so, or its "Inconsistency
+// detected" exit) before elf_check refused it, one case per kind, made directly so they
+// stay covered whatever the mutators draw.
 TEST(PluginFuzz, DamageThatCrashedDlopenIsRefused) {
   const std::string seed = readFileBytes(seedPlugin());
   auto retag = [](int64_t to) { return [to](Elf64_Dyn& d) { d.d_tag = to; }; };
