@@ -185,11 +185,55 @@ std::string versionProblem(int fd, const std::vector<Load>& loads, std::map<int6
   return "";
 }
 
+// A library that still has its section headers describes each table twice: in its
+// section (address, size) and in its dynamic entries, which ld.so trusts. Damage to one
+// makes them disagree where no single bound can tell (DT_INIT moved inside the code,
+// DT_PLTRELSZ shrunk, a relocation count cut), so they must agree.
+std::string sectionsDisagree(std::map<int64_t, uint64_t>& tag, const std::vector<Elf64_Shdr>& sections,
+                             const std::string& names) {
+  auto name = [&](const Elf64_Shdr& sh) {
+    return sh.sh_name < names.size() ? std::string(names.c_str() + sh.sh_name) : std::string();
+  };
+  auto agree = [&](int64_t addr_tag, int64_t size_tag, const Elf64_Shdr& sh, const char* what) -> std::string {
+    if (!tag.count(addr_tag)) return "";
+    if (tag[addr_tag] != sh.sh_addr || (size_tag && tag.count(size_tag) && tag[size_tag] != sh.sh_size))
+      return std::string(what) + " entry disagrees with its section header";
+    return "";
+  };
+  for (const Elf64_Shdr& sh : sections) {
+    std::string p;
+    switch (sh.sh_type) {
+      case SHT_DYNSYM: p = agree(DT_SYMTAB, 0, sh, "DT_SYMTAB");
+        if (p.empty() && sh.sh_link < sections.size()) p = agree(DT_STRTAB, DT_STRSZ, sections[sh.sh_link], "DT_STRTAB");
+        break;
+      case SHT_GNU_HASH: p = agree(DT_GNU_HASH, 0, sh, "DT_GNU_HASH"); break;
+      case SHT_HASH: p = agree(DT_HASH, 0, sh, "DT_HASH"); break;
+      case SHT_INIT_ARRAY: p = agree(DT_INIT_ARRAY, DT_INIT_ARRAYSZ, sh, "DT_INIT_ARRAY"); break;
+      case SHT_FINI_ARRAY: p = agree(DT_FINI_ARRAY, DT_FINI_ARRAYSZ, sh, "DT_FINI_ARRAY"); break;
+      case SHT_GNU_versym: p = agree(DT_VERSYM, 0, sh, "DT_VERSYM"); break;
+      case SHT_GNU_verneed: p = agree(DT_VERNEED, 0, sh, "DT_VERNEED"); break;
+      case SHT_GNU_verdef: p = agree(DT_VERDEF, 0, sh, "DT_VERDEF"); break;
+      case SHT_RELA:
+        if (name(sh) == ".rela.plt") p = agree(DT_JMPREL, DT_PLTRELSZ, sh, "DT_JMPREL");
+        else if (name(sh) == ".rela.dyn") p = agree(DT_RELA, DT_RELASZ, sh, "DT_RELA");
+        break;
+      case SHT_PROGBITS:
+        if (name(sh) == ".init") p = agree(DT_INIT, 0, sh, "DT_INIT");
+        else if (name(sh) == ".fini") p = agree(DT_FINI, 0, sh, "DT_FINI");
+        break;
+      default: break;
+    }
+    if (!p.empty()) return p;
+  }
+  return "";
+}
+
 // The dynamic section is what dlopen reads before it can report anything: its address
 // tags are pointers into the mapped library that ld.so follows without checking, its
 // tables (relocations, strings) are walked to their stated sizes, and a relocation
 // writes wherever its r_offset says. Each must point inside the library's own segments.
-std::string dynamicProblem(int fd, const std::vector<Load>& loads, const Elf64_Phdr& dyn_ph) {
+std::string dynamicProblem(int fd, const std::vector<Load>& loads, const Elf64_Phdr& dyn_ph,
+                           const std::vector<Elf64_Shdr>& sections, const std::string& section_names) {
   const Load* seg = segmentHolding(loads, dyn_ph.p_vaddr, dyn_ph.p_filesz, true);
   if (!seg) return "is damaged: its dynamic section (at " + hex(dyn_ph.p_vaddr) + ") is outside its segments";
   // ld.so reads the array in memory (the segment's bytes), up to its DT_NULL entry.
@@ -229,6 +273,10 @@ std::string dynamicProblem(int fd, const std::vector<Load>& loads, const Elf64_P
       return bad("tag " + std::to_string(t) + " points at " + hex(tag[t]) + ", outside its segments");
   }
   if (!has(DT_STRTAB) || !has(DT_SYMTAB)) return bad("string or symbol table is missing");
+  if (has(DT_JMPREL) && tag[DT_PLTRELSZ] == 0) return bad("PLT relocations are empty");  // linkers omit DT_JMPREL then
+  if (has(DT_RELACOUNT) && (!has(DT_RELASZ) || tag[DT_RELACOUNT] > tag[DT_RELASZ] / sizeof(Elf64_Rela)))
+    return bad("DT_RELACOUNT is more than its relocations");  // ld.so: "Inconsistency detected", exit 127
+  if (std::string p = sectionsDisagree(tag, sections, section_names); !p.empty()) return bad(p);
   // ld.so reads these entries' companions through a pointer it does not test for null.
   for (const auto& [t, companion] : {std::pair<int64_t, int64_t>{DT_RELA, DT_RELAENT}, {DT_REL, DT_RELENT},
                                      {DT_JMPREL, DT_PLTREL}, {DT_RELR, DT_RELRENT}})
@@ -349,6 +397,7 @@ std::string elfSharedObjectProblem(const std::string& path) {
     return truncated("the program header table", eh.e_phoff + uint64_t(eh.e_phnum) * sizeof(Elf64_Phdr), size);
   std::vector<Load> loads;
   std::optional<Elf64_Phdr> dynamic;
+  std::vector<Elf64_Phdr> others;  // PT_PHDR, PT_GNU_RELRO
   for (uint16_t i = 0; i < eh.e_phnum; ++i) {
     Elf64_Phdr ph;
     if (!readAt(f.fd, &ph, sizeof(ph), eh.e_phoff + uint64_t(i) * sizeof(ph)))
@@ -366,14 +415,25 @@ std::string elfSharedObjectProblem(const std::string& path) {
                        (ph.p_flags & PF_X) != 0});
     } else if (ph.p_type == PT_DYNAMIC) {
       dynamic = ph;
+    } else if (ph.p_type == PT_PHDR || ph.p_type == PT_GNU_RELRO) {
+      others.push_back(ph);
     }
   }
   if (loads.empty()) return "is damaged: it has no loadable segments";
   if (!dynamic) return "is damaged: it has no dynamic section";
-  if (std::string problem = dynamicProblem(f.fd, loads, *dynamic); !problem.empty()) return problem;
+  // ld.so finds the program headers in memory through PT_PHDR, and mprotects the
+  // PT_GNU_RELRO range after relocating: both must be the library's own mapped bytes.
+  for (const Elf64_Phdr& ph : others) {
+    const Load* l = segmentHolding(loads, ph.p_vaddr, ph.p_memsz, ph.p_type == PT_PHDR);
+    if (!l || (ph.p_type == PT_PHDR && (ph.p_offset != eh.e_phoff || ph.p_vaddr - l->vaddr != ph.p_offset - l->offset)))
+      return std::string("is damaged: its ") + (ph.p_type == PT_PHDR ? "PT_PHDR" : "PT_GNU_RELRO") +
+             " segment is not where its loadable segments put it";
+  }
 
   // Sections are not needed to map the file, but a table that points past the end is the
   // mark of a file cut short where its segments happen to fit.
+  std::vector<Elf64_Shdr> sections;
+  std::string section_names;
   if (eh.e_shnum > 0) {
     if (eh.e_shentsize != sizeof(Elf64_Shdr)) return "is damaged: unexpected section header size";
     if (!fits(eh.e_shoff, eh.e_shnum, sizeof(Elf64_Shdr), size))
@@ -384,9 +444,17 @@ std::string elfSharedObjectProblem(const std::string& path) {
         return "cannot be read (section header " + std::to_string(i) + ")";
       if (sh.sh_type != SHT_NOBITS && sh.sh_size > 0 && !fits(sh.sh_offset, 1, sh.sh_size, size))
         return truncated("section " + std::to_string(i), sh.sh_offset + sh.sh_size, size);
+      sections.push_back(sh);
+    }
+    if (eh.e_shstrndx < sections.size() && sections[eh.e_shstrndx].sh_type == SHT_STRTAB &&
+        sections[eh.e_shstrndx].sh_size < (uint64_t{1} << 24)) {
+      const Elf64_Shdr& names = sections[eh.e_shstrndx];
+      section_names.resize(names.sh_size);
+      if (!readAt(f.fd, section_names.data(), names.sh_size, names.sh_offset)) section_names.clear();
+      section_names.push_back('\0');  // every name ends inside the string
     }
   }
-  return "";
+  return dynamicProblem(f.fd, loads, *dynamic, sections, section_names);
 }
 
 }  // namespace brisk

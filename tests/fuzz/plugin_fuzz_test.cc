@@ -187,6 +187,14 @@ TEST(PluginFuzz, DamageThatCrashedDlopenIsRefused) {
        withProgramHeader(seed, PT_DYNAMIC, [](Elf64_Phdr& p) { p.p_vaddr += 1ull << 32; })},
       {"executable segment not readable (#294)",
        withProgramHeader(seed, PT_LOAD, [](Elf64_Phdr& p) { p.p_flags &= ~PF_R; })},
+      // Found by BRISK_FUZZ_CASES=2000 after the first round of checks:
+      {"DT_RELACOUNT past its relocations (#607, ld.so exit 127)", withDynamicTag(seed, DT_RELACOUNT, add(1 << 20))},
+      {"DT_PLTRELSZ 0 (#1279)", withDynamicTag(seed, DT_PLTRELSZ, [](Elf64_Dyn& d) { d.d_un.d_val = 0; })},
+      {"DT_INIT moved inside the code (#955)", withDynamicTag(seed, DT_INIT, add(8))},
+      {"DT_VERNEED retagged DT_VERDEF (#1206)", withDynamicTag(seed, DT_VERNEED, retag(DT_VERDEF))},
+      {"PT_PHDR moved (#411)", withProgramHeader(seed, PT_PHDR, [](Elf64_Phdr& p) { p.p_vaddr += 1ull << 30; })},
+      {"PT_GNU_RELRO past the segments (#1082)",
+       withProgramHeader(seed, PT_GNU_RELRO, [](Elf64_Phdr& p) { p.p_memsz += 1ull << 21; })},
   };
   const std::string path = fuzzTmpDir() + "/libbrisk_fuzzed_plugin.so";
   for (const auto& [what, bytes] : cases) {
