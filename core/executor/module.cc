@@ -189,9 +189,16 @@ void Module::swapWeights(const WeightMap& replacements) {
 }
 
 void Module::swapWeightsFrom(const std::string& path) {
+  // Errors name this model (the one whose weights would change) and the weights file.
+  const Error::Where where{name_, "", ""};
   if (std::string problem = fileProblem(path); !problem.empty())
-    throw Error(Error::Where{path, "", ""}, "cannot read the weights file: it " + problem);
-  WeightMap other = isPt2Archive(path) ? readPt2Weights(path, options_) : readTorchScriptWeights(path);
+    throw Error(where, "cannot read the weights file " + path + ": it " + problem);
+  WeightMap other;
+  try {
+    other = isPt2Archive(path) ? readPt2Weights(path, options_) : readTorchScriptWeights(path);
+  } catch (const Error& e) {
+    throw Error(where, "cannot swap weights from " + path + ": " + e.message());
+  }
   // "Another file of the same model": a file whose few weights happen to share names and
   // shapes with some of ours is another model, not a checkpoint of this one.
   if (source_) {

@@ -29,7 +29,8 @@ def clone(v):
     if isinstance(v, list):
         return [clone(e) for e in v]
     if isinstance(v, tuple):
-        return tuple(clone(e) for e in v)
+        items = [clone(e) for e in v]
+        return type(v)(*items) if hasattr(v, "_fields") else tuple(items)  # namedtuples stay named
     if isinstance(v, dict):
         return {k: clone(e) for k, e in v.items()}
     return v
@@ -112,7 +113,7 @@ def run_brisk(pt_path, program, options, timeout=60.0):
     return run_brisk_sets(pt_path, program, [("only", options)], timeout)["only"]
 
 
-def run_brisk_sets(pt_path, program, option_sets, timeout=60.0):
+def run_brisk_sets(pt_path, program, option_sets, timeout=60.0, child=None):
     """{name: events} for each (name, options) of option_sets: one brisk load + the runs,
     ending with ("exit", status), status ("ok",), ("signal", name, stage), ("exit",
     code, stage) or ("timeout", stage).
@@ -121,23 +122,27 @@ def run_brisk_sets(pt_path, program, option_sets, timeout=60.0):
     exit as much again, several times a load). After a crash the rest go on in a new
     child, and a crash under any but the child's first option set is re-run alone, so a
     crash is blamed on the option set that crashes by itself.
+
+    child(fd, pt_path, program, options) runs in the child and sends the events
+    (default: _child, the TorchScript programs' three runs; pt2_differential_test.py
+    passes its own).
     """
     results = {}
     todo = list(option_sets)
     while todo:
-        events, crashed_at = _fork_and_run(pt_path, program, todo, timeout)
+        events, crashed_at = _fork_and_run(pt_path, program, todo, timeout, child or _child)
         results.update(events)
         if crashed_at is None:
             break
         i = [n for n, _ in todo].index(crashed_at)
         if i > 0:  # it ran after others in the same process: confirm it alone
-            alone, _ = _fork_and_run(pt_path, program, [todo[i]], timeout)
+            alone, _ = _fork_and_run(pt_path, program, [todo[i]], timeout, child or _child)
             results.update(alone)
         todo = todo[i + 1:]
     return results
 
 
-def _fork_and_run(pt_path, program, option_sets, timeout):
+def _fork_and_run(pt_path, program, option_sets, timeout, child):
     """One child for option_sets in order. Returns ({name: events} for the sets that
     began, the name of the set the child died in or None)."""
     r, w = os.pipe()
@@ -150,7 +155,7 @@ def _fork_and_run(pt_path, program, option_sets, timeout):
         try:
             for name, options in option_sets:
                 _send(w, ("begin", name))
-                _child(w, pt_path, program, options)
+                child(w, pt_path, program, options)
                 _send(w, ("end", name))
         except BaseException as e:  # noqa: BLE001 -- reported to the parent, which decides
             try:

@@ -13,6 +13,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <typeinfo>
@@ -125,6 +126,19 @@ FuzzContext seedContext(const std::string& model_path, const std::string& inputs
   // as in a long-running server that has already served requests.
   ctx.models.back()->run(ctx.inputs.back().args, ctx.inputs.back().kwargs);
   return ctx;
+}
+
+std::string fuzzTmpDir() {
+  const char* d = std::getenv("TEST_TMPDIR");
+  return d ? d : "/tmp";
+}
+
+void saveCaseFile(const std::string& name, const std::string& bytes, const std::string& suffix) {
+  const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  std::string file = name;
+  for (char& c : file)
+    if (c == '/' || c == '#') c = '_';
+  std::ofstream(std::string(dir ? dir : fuzzTmpDir().c_str()) + "/" + file + suffix, std::ios::binary) << bytes;
 }
 
 std::string readFileBytes(const std::string& path) {

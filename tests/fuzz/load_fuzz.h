@@ -52,4 +52,10 @@ FuzzContext seedContext(const std::string& model_path, const std::string& inputs
 
 std::string readFileBytes(const std::string& path);
 
+// $TEST_TMPDIR, or /tmp outside Bazel.
+std::string fuzzTmpDir();
+// Writes a failing (or replayed) case's bytes to the test's undeclared outputs (or the
+// tmp dir) as <name with '/' and '#' made '_'><suffix>, so it can be reproduced.
+void saveCaseFile(const std::string& name, const std::string& bytes, const std::string& suffix);
+
 }  // namespace brisk::fuzz

@@ -29,11 +29,6 @@ constexpr int kInputsCasesPerSeed = 150;
 constexpr int kPt2CasesPerSeed = 300;
 constexpr std::chrono::seconds kCaseLimit{60};
 
-std::string tmpDir() {
-  const char* d = std::getenv("TEST_TMPDIR");
-  return d ? d : "/tmp";
-}
-
 int casesPerSeed(int fallback) {
   const char* env = std::getenv("BRISK_FUZZ_CASES");
   return env ? std::atoi(env) : fallback;
@@ -46,13 +41,7 @@ uint64_t caseSeed(const std::string& model, FuzzTarget target, int index) {
   return h ^ (static_cast<uint64_t>(target) << 32) ^ static_cast<uint64_t>(index);
 }
 
-void saveFailingCase(const std::string& name, const std::string& bytes) {
-  const char* dir = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
-  std::string file = name;
-  for (char& c : file)
-    if (c == '/' || c == '#') c = '_';
-  std::ofstream(std::string(dir ? dir : tmpDir().c_str()) + "/" + file + ".pt", std::ios::binary) << bytes;
-}
+void saveFailingCase(const std::string& name, const std::string& bytes) { saveCaseFile(name, bytes, ".pt"); }
 
 struct Tally {
   int cases = 0, loaded = 0, refused = 0, runs_ok = 0, runs_refused = 0;
@@ -78,7 +67,7 @@ void fuzzSeed(const FuzzSeed& s, FuzzTarget target, int cases, CaseGuard& guard,
   const std::string model_path = testing::zooFile(s.model);
   const std::string inputs_path = testing::zooFile(s.inputs);
   const std::string seed = readFileBytes(target == FuzzTarget::kModelArchive ? model_path : inputs_path);
-  FuzzContext ctx = seedContext(model_path, inputs_path, Options{}, tmpDir());
+  FuzzContext ctx = seedContext(model_path, inputs_path, Options{}, fuzzTmpDir());
   const char* only = std::getenv("BRISK_FUZZ_ONLY");
   for (int i = 0; i < cases; ++i) {
     const std::string name = s.name + "/" + targetName(target) + "/#" + std::to_string(i);
@@ -132,7 +121,7 @@ TEST(LoadFuzz, ZipRewriteOfASeedStillLoads) {
   std::string seed = readFileBytes(testing::zooModel("mlp"));
   std::vector<ZipMember> members = readZip(seed);
   ASSERT_GT(members.size(), 5u);
-  std::string path = tmpDir() + "/rezipped.pt";
+  std::string path = fuzzTmpDir() + "/rezipped.pt";
   std::ofstream(path, std::ios::binary) << writeZip(members);
   EXPECT_NO_THROW(Module::load(path));
   EXPECT_EQ(readZip(writeZip(members)).size(), members.size());
