@@ -85,5 +85,7 @@ void registerTransformerKernels(PluginRegistrar& r);
 void registerMessageKernels(PluginRegistrar& r);
 void registerDictKernels(PluginRegistrar& r);
 void registerRnnKernels(PluginRegistrar& r);
+void registerListMoreKernels(PluginRegistrar& r);    // lists_more.cc
+void registerScalarMoreKernels(PluginRegistrar& r);  // scalars_more.cc
 
 }  // namespace brisk::ops_cpu::native

@@ -15,6 +15,8 @@ void registerNativeKernels(PluginRegistrar& r) {
   native::registerMessageKernels(r);
   native::registerDictKernels(r);
   native::registerRnnKernels(r);
+  native::registerListMoreKernels(r);
+  native::registerScalarMoreKernels(r);
 }
 
 }  // namespace brisk::ops_cpu

@@ -1,0 +1,125 @@
+// ops_cpu/native/scalars_more.cc against the interpreter: int / float remainder and pow,
+// torch.tensor(number) with and without a dtype, copy_ into a view, remainder(Tensor,
+// Scalar).
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "tests/ops/op_tester.h"
+
+namespace brisk::testing {
+namespace {
+
+constexpr KernelKind kNative = KernelKind::kNative;
+constexpr KernelKind kOut = KernelKind::kOutVariant;
+
+c10::IValue I(int64_t v) { return c10::IValue(v); }
+c10::IValue F(double v) { return c10::IValue(v); }
+
+// Python's sign rule (the result takes the divisor's sign) for every int / float pair.
+TEST(NativeScalarsMore, RemainderAndPow) {
+  OpTester(R"IR(
+graph(%a : int, %b : int, %f : float, %e : float):
+  %r1 : int = aten::remainder(%a, %b)
+  %r2 : float = aten::remainder(%f, %b)
+  %r3 : float = aten::remainder(%a, %f)
+  %r4 : float = aten::remainder(%f, %e)
+  %p1 : float = aten::pow(%a, %e)
+  %p2 : float = aten::pow(%f, %e)
+  %p3 : float = aten::pow(%f, %b)
+  %out : (int, float, float, float, float, float, float) = prim::TupleConstruct(%r1, %r2, %r3, %r4, %p1, %p2, %p3)
+  return (%out))IR")
+      .inputs({I(7), I(3), F(2.5), F(0.5)})
+      .inputs({I(-7), I(3), F(-1.5), F(2.0)})
+      .inputs({I(7), I(-3), F(0.75), F(-1.0)})
+      .inputs({I(-8), I(-3), F(-7.25), F(-2.0)})
+      .expectKernel("aten::remainder.int", kNative)
+      .expectKernel("aten::remainder.float_int", kNative)
+      .expectKernel("aten::remainder.int_float", kNative)
+      .expectKernel("aten::remainder.float", kNative)
+      .expectKernel("aten::pow.int_float", kNative)
+      .expectKernel("aten::pow.float", kNative)
+      .expectKernel("aten::pow.float_int", kNative)
+      .run();
+}
+
+// The natural dtypes (int64, the default float, bool) and explicit ones; a float goes
+// through float32 first, as the interpreter's intermediate tensor does.
+TEST(NativeScalarsMore, TensorFromNumber) {
+  OpTester(R"IR(
+graph(%a : int, %f : float, %c : bool):
+  %none : NoneType = prim::Constant()
+  %false : bool = prim::Constant[value=0]()
+  %f64 : int = prim::Constant[value=7]()
+  %i32 : int = prim::Constant[value=3]()
+  %t1 : Tensor = aten::tensor(%a, %none, %none, %false)
+  %t2 : Tensor = aten::tensor(%f, %none, %none, %false)
+  %t3 : Tensor = aten::tensor(%c, %none, %none, %false)
+  %t4 : Tensor = aten::tensor(%f, %f64, %none, %false)
+  %t5 : Tensor = aten::tensor(%a, %f64, %none, %false)
+  %t6 : Tensor = aten::tensor(%f, %i32, %none, %false)
+  %t7 : Tensor = aten::tensor(%c, %f64, %none, %false)
+  %out : (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) = prim::TupleConstruct(%t1, %t2, %t3, %t4, %t5, %t6, %t7)
+  return (%out))IR")
+      .inputs({I(3), F(0.1), c10::IValue(true)})
+      .inputs({I(-1234567), F(-2.7), c10::IValue(false)})
+      .expectKernel("aten::tensor.int", kOut)
+      .expectKernel("aten::tensor.float", kOut)
+      .expectKernel("aten::tensor.bool", kOut)
+      .tolerance(Tolerance{0, 0, 0})
+      .run();
+}
+
+// Swin's attention-mask fill: `mask[a:b] = cnt` writes a torch.tensor(int) (converted
+// to float, broadcast) into a slice of a fresh tensor; and a tensor source.
+TEST(NativeScalarsMore, CopyIntoView) {
+  OpTester(R"IR(
+graph(%x : Tensor, %y : Tensor, %k : int):
+  %none : NoneType = prim::Constant()
+  %false : bool = prim::Constant[value=0]()
+  %zero : int = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %two : int = prim::Constant[value=2]()
+  %m : Tensor = aten::mul(%x, %two)
+  %v : Tensor = aten::slice(%m, %zero, %zero, %one, %one)
+  %c : Tensor = aten::tensor(%k, %none, %none, %false)
+  %r : Tensor = aten::copy_(%v, %c, %false)
+  %w : Tensor = aten::slice(%m, %zero, %one, %two, %one)
+  %s : Tensor = aten::copy_(%w, %y, %false)
+  %out : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%m, %r, %s)
+  return (%out))IR")
+      .inputs({at::randn({3, 4}), at::randn({4}), I(5)})
+      .inputs({at::randn({5, 2}), at::randn({2}), I(-2)})
+      .expectKernel("aten::copy_", kNative)
+      .run();
+}
+
+const char* const kRemainderScalarIR = R"IR(
+graph(%x : Tensor, %s : int):
+  %three : int = prim::Constant[value=3]()
+  %f : float = prim::Constant[value=-2.5]()
+  %a : Tensor = aten::remainder(%x, %three)
+  %b : Tensor = aten::remainder(%x, %f)
+  %c : Tensor = aten::remainder(%x, %s)
+  %out : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%a, %b, %c)
+  return (%out))IR";
+
+// Constant int and float divisors and one read per run; an int64 tensor stays int64
+// with an int divisor and becomes float with a float one.
+TEST(NativeScalarsMore, RemainderScalarFloat) {
+  OpTester(kRemainderScalarIR)
+      .inputs({at::randn({2, 3}) * 10, I(4)})
+      .inputs({at::randn({4, 5}) * 10, I(-3)})
+      .expectKernel("aten::remainder.Scalar", kOut)
+      .run();
+}
+
+TEST(NativeScalarsMore, RemainderScalarLong) {
+  OpTester(kRemainderScalarIR)
+      .inputs({at::randint(-20, 20, {3, 7}, at::kLong), I(6)})
+      .inputs({at::randint(-20, 20, {2, 2}, at::kLong), I(-4)})
+      .expectKernel("aten::remainder.Scalar", kOut)
+      .run();
+}
+
+}  // namespace
+}  // namespace brisk::testing
