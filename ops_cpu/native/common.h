@@ -85,7 +85,6 @@ void registerTransformerKernels(PluginRegistrar& r);
 void registerMessageKernels(PluginRegistrar& r);
 void registerDictKernels(PluginRegistrar& r);
 void registerRnnKernels(PluginRegistrar& r);
-void registerListMoreKernels(PluginRegistrar& r);    // lists_more.cc
-void registerScalarMoreKernels(PluginRegistrar& r);  // scalars_more.cc
+void registerFamilyTensorKernels(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::native

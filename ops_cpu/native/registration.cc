@@ -15,8 +15,7 @@ void registerNativeKernels(PluginRegistrar& r) {
   native::registerMessageKernels(r);
   native::registerDictKernels(r);
   native::registerRnnKernels(r);
-  native::registerListMoreKernels(r);
-  native::registerScalarMoreKernels(r);
+  native::registerFamilyTensorKernels(r);
 }
 
 }  // namespace brisk::ops_cpu

@@ -1,6 +1,6 @@
-// ops_cpu/native/scalars_more.cc against the interpreter: int / float remainder and pow,
-// torch.tensor(number) with and without a dtype, copy_ into a view, remainder(Tensor,
-// Scalar).
+// ops_cpu/native/family_tensor_ops.cc against the interpreter: torch.tensor(number)
+// with and without a dtype, copy_ into a view, remainder(Tensor, Scalar), as_strided
+// views and index.Tensor with a None (full-slice) entry.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -15,38 +15,12 @@ constexpr KernelKind kOut = KernelKind::kOutVariant;
 c10::IValue I(int64_t v) { return c10::IValue(v); }
 c10::IValue F(double v) { return c10::IValue(v); }
 
-// Python's sign rule (the result takes the divisor's sign) for every int / float pair.
-TEST(NativeScalarsMore, RemainderAndPow) {
-  OpTester(R"IR(
-graph(%a : int, %b : int, %f : float, %e : float):
-  %r1 : int = aten::remainder(%a, %b)
-  %r2 : float = aten::remainder(%f, %b)
-  %r3 : float = aten::remainder(%a, %f)
-  %r4 : float = aten::remainder(%f, %e)
-  %p1 : float = aten::pow(%a, %e)
-  %p2 : float = aten::pow(%f, %e)
-  %p3 : float = aten::pow(%f, %b)
-  %out : (int, float, float, float, float, float, float) = prim::TupleConstruct(%r1, %r2, %r3, %r4, %p1, %p2, %p3)
-  return (%out))IR")
-      .inputs({I(7), I(3), F(2.5), F(0.5)})
-      .inputs({I(-7), I(3), F(-1.5), F(2.0)})
-      .inputs({I(7), I(-3), F(0.75), F(-1.0)})
-      .inputs({I(-8), I(-3), F(-7.25), F(-2.0)})
-      .expectKernel("aten::remainder.int", kNative)
-      .expectKernel("aten::remainder.float_int", kNative)
-      .expectKernel("aten::remainder.int_float", kNative)
-      .expectKernel("aten::remainder.float", kNative)
-      .expectKernel("aten::pow.int_float", kNative)
-      .expectKernel("aten::pow.float", kNative)
-      .expectKernel("aten::pow.float_int", kNative)
-      .run();
-}
-
 // The natural dtypes (int64, the default float, bool) and explicit ones; a float goes
-// through float32 first, as the interpreter's intermediate tensor does.
-TEST(NativeScalarsMore, TensorFromNumber) {
+// through float32 first, as the interpreter's intermediate tensor does; dtype and device
+// read from another tensor per run (Swin's scripted mask fill).
+TEST(FamilyTensorOps, TensorFromNumber) {
   OpTester(R"IR(
-graph(%a : int, %f : float, %c : bool):
+graph(%a : int, %f : float, %c : bool, %x : Tensor):
   %none : NoneType = prim::Constant()
   %false : bool = prim::Constant[value=0]()
   %f64 : int = prim::Constant[value=7]()
@@ -58,10 +32,13 @@ graph(%a : int, %f : float, %c : bool):
   %t5 : Tensor = aten::tensor(%a, %f64, %none, %false)
   %t6 : Tensor = aten::tensor(%f, %i32, %none, %false)
   %t7 : Tensor = aten::tensor(%c, %f64, %none, %false)
-  %out : (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) = prim::TupleConstruct(%t1, %t2, %t3, %t4, %t5, %t6, %t7)
+  %dt : int = prim::dtype(%x)
+  %dev : Device = prim::device(%x)
+  %t8 : Tensor = aten::tensor(%a, %dt, %dev, %false)
+  %out : (Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor) = prim::TupleConstruct(%t1, %t2, %t3, %t4, %t5, %t6, %t7, %t8)
   return (%out))IR")
-      .inputs({I(3), F(0.1), c10::IValue(true)})
-      .inputs({I(-1234567), F(-2.7), c10::IValue(false)})
+      .inputs({I(3), F(0.1), c10::IValue(true), at::randn({2})})
+      .inputs({I(-1234567), F(-2.7), c10::IValue(false), at::randn({3})})
       .expectKernel("aten::tensor.int", kOut)
       .expectKernel("aten::tensor.float", kOut)
       .expectKernel("aten::tensor.bool", kOut)
@@ -71,7 +48,7 @@ graph(%a : int, %f : float, %c : bool):
 
 // Swin's attention-mask fill: `mask[a:b] = cnt` writes a torch.tensor(int) (converted
 // to float, broadcast) into a slice of a fresh tensor; and a tensor source.
-TEST(NativeScalarsMore, CopyIntoView) {
+TEST(FamilyTensorOps, CopyIntoView) {
   OpTester(R"IR(
 graph(%x : Tensor, %y : Tensor, %k : int):
   %none : NoneType = prim::Constant()
@@ -105,7 +82,7 @@ graph(%x : Tensor, %s : int):
 
 // Constant int and float divisors and one read per run; an int64 tensor stays int64
 // with an int divisor and becomes float with a float one.
-TEST(NativeScalarsMore, RemainderScalarFloat) {
+TEST(FamilyTensorOps, RemainderScalarFloat) {
   OpTester(kRemainderScalarIR)
       .inputs({at::randn({2, 3}) * 10, I(4)})
       .inputs({at::randn({4, 5}) * 10, I(-3)})
@@ -113,11 +90,46 @@ TEST(NativeScalarsMore, RemainderScalarFloat) {
       .run();
 }
 
-TEST(NativeScalarsMore, RemainderScalarLong) {
+TEST(FamilyTensorOps, RemainderScalarLong) {
   OpTester(kRemainderScalarIR)
       .inputs({at::randint(-20, 20, {3, 7}, at::kLong), I(6)})
       .inputs({at::randint(-20, 20, {2, 2}, at::kLong), I(-4)})
       .expectKernel("aten::remainder.Scalar", kOut)
+      .run();
+}
+
+TEST(FamilyTensorOps, AsStrided) {
+  OpTester(R"IR(
+graph(%x : Tensor):
+  %size : int[] = prim::Constant[value=[2, 2]]()
+  %stride : int[] = prim::Constant[value=[1, 2]]()
+  %off : int = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %y : Tensor = aten::as_strided(%x, %size, %stride, %off)
+  %z : Tensor = aten::as_strided(%x, %size, %stride, %none)
+  %w : Tensor = aten::mul(%y, %z)
+  %out : (Tensor, Tensor, Tensor) = prim::TupleConstruct(%y, %z, %w)
+  return (%out))IR")
+      .inputs({at::randn({2, 3})})
+      .inputs({at::randn({4, 5})})
+      .expectKernel("aten::as_strided", kNative)
+      .run();
+}
+
+TEST(FamilyTensorOps, IndexTensor) {
+  OpTester(R"IR(
+graph(%x : Tensor, %i : Tensor):
+  %none : NoneType = prim::Constant()
+  %l : Tensor?[] = prim::ListConstruct(%none, %i)
+  %y : Tensor = aten::index(%x, %l)
+  %l2 : Tensor?[] = prim::ListConstruct(%i)
+  %z : Tensor = aten::index(%x, %l2)
+  %out : (Tensor, Tensor) = prim::TupleConstruct(%y, %z)
+  return (%out))IR")
+      .inputs({at::randn({4, 5}), at::tensor({0, 3, 1}, at::kLong)})
+      .inputs({at::randn({6, 4}), at::tensor({3, 3, 0, 1, 2, -1}, at::kLong)})
+      .inputs({at::randn({4, 5}), at::tensor({2}, at::kLong)})
+      .expectKernel("aten::index.Tensor", kOut)
       .run();
 }
 

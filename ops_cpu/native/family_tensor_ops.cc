@@ -1,15 +1,17 @@
-// More scalar ops of scripted models, and the tensor ops that go with them:
-//  * int / float remainder (Python's sign rule) and pow with a float result;
+// Tensor ops of the zoo's model families (tools/zoo FAMILY_MODELS) no other kernel file
+// serves:
 //  * torch.tensor(number) (aten::tensor.int / .float / .bool): an out-variant kernel, so
 //    the 0-dim result is a planned output filled each run instead of a new tensor;
-//  * aten::copy_ (Swin's `mask[h, w] = cnt` writes into a slice of the mask);
-//  * aten::remainder.Scalar (torchvision's detection postprocessing `idx % classes`).
+//  * aten::copy_ (Swin's scripted `mask[h, w] = cnt` writes into a slice of the mask);
+//  * aten::remainder.Scalar (torchvision's detection postprocessing `idx % classes`);
+//  * from the core ATen IR: as_strided (Swin's decomposed window partition) and
+//    index.Tensor (the decomposition of 1-d nearest upsampling gathers computed
+//    positions).
 #include <ATen/CPUFunctions.h>
+#include <ATen/core/List.h>
+#include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/copy_native.h>
 #include <ATen/ops/fill_native.h>
-
-#include <cmath>
-#include <stdexcept>
 
 #include "ops_cpu/native/common.h"
 #include "ops_cpu/out_variant/common.h"
@@ -18,71 +20,20 @@
 namespace brisk::ops_cpu::native {
 namespace {
 
-template <typename T>
-T num(const c10::IValue& v);
-template <>
-int64_t num<int64_t>(const c10::IValue& v) {
-  return v.toInt();
-}
-template <>
-double num<double>(const c10::IValue& v) {
-  return v.toDouble();
-}
-
-template <typename A, typename B, typename F>
-void binary(PluginRegistrar& r, const char* key, F f) {
-  r.native(key, [f, key](KernelBuildContext&) {
-    return lambda([f](KernelContext& ctx) { ctx.output(0) = f(num<A>(ctx.input(0)), num<B>(ctx.input(1))); }, key);
-  });
-}
-
-// The interpreter's remainder: (b + a % b) % b, so the result takes b's sign as in
-// Python; fmod for floats. An int remainder by 0 raises instead of trapping.
-int64_t remainderInt(int64_t a, int64_t b) {
-  if (b == 0) throw std::runtime_error("ZeroDivisionError: integer division or modulo by zero");
-  return (b + a % b) % b;
-}
-double remainderFloat(double a, double b) { return std::fmod(b + std::fmod(a, b), b); }
-
-void registerNumberOps(PluginRegistrar& r) {
-  binary<int64_t, int64_t>(r, "aten::remainder.int", remainderInt);
-  binary<double, double>(r, "aten::remainder.float", remainderFloat);
-  binary<int64_t, double>(r, "aten::remainder.int_float",
-                          [](int64_t a, double b) { return remainderFloat(static_cast<double>(a), b); });
-  binary<double, int64_t>(r, "aten::remainder.float_int",
-                          [](double a, int64_t b) { return remainderFloat(a, static_cast<double>(b)); });
-  // pow with a float exponent or base returns a float (NaN for a negative base and a
-  // fractional exponent, as std::pow and the interpreter give).
-  binary<int64_t, double>(r, "aten::pow.int_float",
-                          [](int64_t a, double b) { return std::pow(static_cast<double>(a), b); });
-  binary<double, double>(r, "aten::pow.float", [](double a, double b) { return std::pow(a, b); });
-  binary<double, int64_t>(r, "aten::pow.float_int",
-                          [](double a, int64_t b) { return std::pow(a, static_cast<double>(b)); });
-}
-
 // torch.tensor(number, dtype=None, device=None, requires_grad=False). The interpreter
 // makes a 0-dim tensor of the number's natural dtype (int64; the default float dtype;
-// bool) and casts it to `dtype`; filling a `dtype` tensor with the number as it is in
-// the natural dtype gives the same value. Declines a device other than the CPU and
-// requires_grad (the runtime runs without autograd).
+// bool) and casts it to `dtype` / `device`; filling a `dtype` tensor with the number as it
+// is in the natural dtype gives the same value. dtype and device are read per run: a
+// scripted `mask[a:b] = cnt` passes `mask`'s (prim::dtype / prim::device). A device other
+// than the CPU takes the interpreter's path; requires_grad must be a constant false (the
+// runtime runs without autograd).
 enum class Number { kInt, kFloat, kBool };
 
 std::unique_ptr<Kernel> tensorFromNumber(KernelBuildContext& b, Number kind) {
-  if (out::numInputs(b) != 4) return nullptr;
+  if (out::numInputs(b) != 4 || out::constBool(b, 3) != std::optional<bool>(false)) return nullptr;
   const c10::ScalarType natural =
       kind == Number::kInt ? at::kLong : kind == Number::kBool ? at::kBool : out::defaultFloat();
-  c10::ScalarType dt = natural;
-  if (!out::isConstNone(b, 1)) {
-    auto d = out::constInt(b, 1);
-    if (!d) return nullptr;
-    dt = static_cast<c10::ScalarType>(*d);
-  }
-  if (!out::isConstNone(b, 2)) {
-    if (!out::isConst(b, 2) || !out::constant(b, 2).isDevice() || !out::constant(b, 2).toDevice().is_cpu())
-      return nullptr;
-  }
-  if (out::constBool(b, 3) != std::optional<bool>(false)) return nullptr;
-  return out::makeKernel("0-dim fill (torch.tensor)", [kind, natural, dt](KernelContext& ctx) {
+  return out::makeKernel("0-dim fill (torch.tensor)", [kind, natural](KernelContext& ctx) {
     const c10::IValue& v = ctx.input(0);
     c10::Scalar value;
     if (kind == Number::kInt) {
@@ -92,6 +43,13 @@ std::unique_ptr<Kernel> tensorFromNumber(KernelBuildContext& b, Number kind) {
     } else {
       // Rounded to the natural dtype first, as the interpreter's intermediate tensor is.
       value = natural == at::kFloat ? static_cast<double>(static_cast<float>(v.toDouble())) : v.toDouble();
+    }
+    const c10::IValue& dtype = ctx.input(1);
+    const c10::IValue& device = ctx.input(2);
+    const c10::ScalarType dt = dtype.isNone() ? natural : dtype.toScalarType();
+    if (!device.isNone() && !device.toDevice().is_cpu()) {
+      ctx.output(0) = at::scalar_tensor(value, at::TensorOptions().dtype(natural)).to(device.toDevice(), dt);
+      return;
     }
     at::Tensor& o = out::sizedOut(ctx, {}, at::TensorOptions().dtype(dt));
     at::native::fill_(o, value);
@@ -135,15 +93,50 @@ std::unique_ptr<Kernel> remainderScalar(KernelBuildContext& b) {
   });
 }
 
+// as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset):
+// a view of self's storage; constant sizes / strides are read once at load.
+std::unique_ptr<Kernel> asStrided(KernelBuildContext& b) {
+  const Node& n = b.node();
+  if (n.inputs().size() != 4) return nullptr;
+  return lambda(
+      [size = IntListArg(n, 1), stride = IntListArg(n, 2)](KernelContext& ctx) {
+        const at::Tensor& t = ctx.tensor(0);
+        IntVec sbuf, tbuf;
+        const c10::IntArrayRef sz = size.get(ctx, sbuf), st = stride.get(ctx, tbuf);
+        const std::optional<int64_t> offset = optInt(ctx.input(3));
+        ctx.output(0) = plainCpu(t) ? at::native::as_strided_tensorimpl(t, sz, st, offset)
+                                    : t.as_strided(sz, st, offset);
+      },
+      "at::native::as_strided_tensorimpl");
+}
+
+// index.Tensor(Tensor self, Tensor?[] indices): advanced indexing into the planned
+// output (at::cpu::index_out resizes it); the result has self's dtype.
+std::unique_ptr<Kernel> indexTensor(KernelBuildContext& b) {
+  if (out::numInputs(b) != 2) return nullptr;
+  return out::makeKernel("at::cpu::index_out", [](KernelContext& ctx) {
+    const at::Tensor& self = ctx.tensor(0);
+    const c10::List<std::optional<at::Tensor>> indices = ctx.input(1).toOptionalTensorList();
+    if (!out::isDenseCpu(self)) {
+      ctx.output(0) = at::index(self, indices);
+      return;
+    }
+    out::writeOut(
+        ctx, self.scalar_type(), [&](at::Tensor& o) { at::cpu::index_out(o, self, indices); },
+        [&] { return at::cpu::index(self, indices); });
+  });
+}
+
 }  // namespace
 
-void registerScalarMoreKernels(PluginRegistrar& r) {
-  registerNumberOps(r);
+void registerFamilyTensorKernels(PluginRegistrar& r) {
   r.outVariant("aten::tensor.int", [](KernelBuildContext& b) { return tensorFromNumber(b, Number::kInt); });
   r.outVariant("aten::tensor.float", [](KernelBuildContext& b) { return tensorFromNumber(b, Number::kFloat); });
   r.outVariant("aten::tensor.bool", [](KernelBuildContext& b) { return tensorFromNumber(b, Number::kBool); });
   r.native("aten::copy_", copyInPlace);
   r.outVariant("aten::remainder.Scalar", remainderScalar);
+  r.native("aten::as_strided", asStrided);
+  r.outVariant("aten::index.Tensor", indexTensor);
 }
 
 }  // namespace brisk::ops_cpu::native
