@@ -23,10 +23,11 @@ namespace {
 
 using testing::zooFile;
 
-// Fallback ops whose kernels other branches add (cov-math: exp, abs, ..., new_zeros;
-// cov-shape: einsum, roll, pad, gather, topk, index_select, upsample_nearest*, conv1d,
-// group_norm, ...). TEMPORARY: the merger empties this list once those branches are in;
-// the done-criterion is no fallback node at all.
+// Fallback ops whose kernels two concurrent branches add (one: silu_, hardswish_,
+// dropout_, fill_.Tensor, new_zeros, ...; the other: einsum, roll, pad / constant_pad_nd,
+// gather, topk, index_select, swapaxes, alias, upsample_nearest*, conv1d, group_norm,
+// _assert_tensor_metadata, ...). TEMPORARY: the merger empties this list once those
+// branches are in; the done-criterion is no fallback node at all.
 // Keys: "<model>" for <name>.pt, "<model>.pt2", "<model>.core.pt2".
 const std::map<std::string, std::set<std::string>> kPendingOtherBranches = {
     {"efficientnet_b0.pt2", {"aten::silu_", "aten::dropout_"}},
@@ -50,14 +51,6 @@ const std::map<std::string, std::set<std::string>> kPendingOtherBranches = {
     {"dlrm_tiny", {"aten::index_select"}},
     {"dlrm_tiny.pt2", {"aten::index_select"}},
     {"dlrm_tiny.core.pt2", {"aten::index_select"}},
-};
-
-// Fallback ops in no branch's list: group_norm's core ATen form. Left to the owner of
-// the group_norm kernel (cov-shape), which can serve both with one GroupNormKernel call;
-// listed here so it is reported, not hidden.
-const std::map<std::string, std::set<std::string>> kNotYetCovered = {
-    {"det_head.core.pt2", {"aten::native_group_norm"}},
-    {"audio_1d.core.pt2", {"aten::native_group_norm"}},
 };
 
 const char* const kFamilies[] = {"efficientnet_b0", "mobilenet_v3_small", "mnasnet0_5", "regnet_y_400mf",
@@ -122,23 +115,18 @@ TEST_P(ZooFamilies, MatchesReferenceWithoutFallback) {
   for (const NodeKernelInfo& info : m->kernelReport())
     if (info.kind == KernelKind::kFallback) ++fallback[info.op];
   static const std::set<std::string> kNone;
-  auto allowed = [&](const std::map<std::string, std::set<std::string>>& lists) -> const std::set<std::string>& {
-    auto it = lists.find(c.key());
-    return it == lists.end() ? kNone : it->second;
-  };
-  const std::set<std::string>& pending = allowed(kPendingOtherBranches);
-  const std::set<std::string>& uncovered = allowed(kNotYetCovered);
+  auto it = kPendingOtherBranches.find(c.key());
+  const std::set<std::string>& pending = it == kPendingOtherBranches.end() ? kNone : it->second;
   std::string report;
   for (const auto& [op, count] : fallback) {
     report += " " + op + " x" + std::to_string(count);
-    EXPECT_TRUE(pending.count(op) || uncovered.count(op)) << c.key() << ": " << op << " runs on the fallback kernel";
+    EXPECT_TRUE(pending.count(op)) << c.key() << ": " << op << " runs on the fallback kernel";
   }
   std::cout << "fallback " << c.key() << ":" << (report.empty() ? " none" : report) << std::endl;
   // An allow-list entry that no longer falls back is stale: say so (the list shrinks
   // as kernels land; it never grows silently).
-  for (const auto* list : {&pending, &uncovered})
-    for (const std::string& op : *list)
-      if (!fallback.count(op)) std::cout << "  stale allow-list entry " << c.key() << ": " << op << std::endl;
+  for (const std::string& op : pending)
+    if (!fallback.count(op)) std::cout << "  stale allow-list entry " << c.key() << ": " << op << std::endl;
 }
 
 std::vector<Case> allCases() {

@@ -16,6 +16,7 @@ void registerNativeKernels(PluginRegistrar& r) {
   native::registerDictKernels(r);
   native::registerRnnKernels(r);
   native::registerFamilyTensorKernels(r);
+  native::registerNativeGroupNormKernel(r);
 }
 
 }  // namespace brisk::ops_cpu

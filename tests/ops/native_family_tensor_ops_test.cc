@@ -1,6 +1,6 @@
-// ops_cpu/native/family_tensor_ops.cc against the interpreter: torch.tensor(number)
+// ops_cpu/native/family_tensor_ops.cc and native_group_norm.cc against the interpreter: torch.tensor(number)
 // with and without a dtype, copy_ into a view, remainder(Tensor, Scalar), as_strided
-// views and index.Tensor with a None (full-slice) entry.
+// views, index.Tensor with a None (full-slice) entry, and native_group_norm.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -130,6 +130,25 @@ graph(%x : Tensor, %i : Tensor):
       .inputs({at::randn({6, 4}), at::tensor({3, 3, 0, 1, 2, -1}, at::kLong)})
       .inputs({at::randn({4, 5}), at::tensor({2}, at::kLong)})
       .expectKernel("aten::index.Tensor", kOut)
+      .run();
+}
+
+// native_group_norm (core ATen IR) with constant affine parameters and without; N, C and
+// HxW are graph values as in an exported program.
+TEST(FamilyTensorOps, NativeGroupNorm) {
+  OpTester("graph(%x : Tensor, %n : int, %c : int, %hw : int):\n" + constTensorIR("w", {6}) + constTensorIR("b", {6}) +
+           R"IR(
+  %none : NoneType = prim::Constant()
+  %g : int = prim::Constant[value=3]()
+  %eps : float = prim::Constant[value=1e-05]()
+  %y : Tensor, %m : Tensor, %r : Tensor = aten::native_group_norm(%x, %w, %b, %n, %c, %hw, %g, %eps)
+  %y2 : Tensor, %m2 : Tensor, %r2 : Tensor = aten::native_group_norm(%x, %none, %none, %n, %c, %hw, %g, %eps)
+  %out : (Tensor, Tensor, Tensor, Tensor) = prim::TupleConstruct(%y, %m, %r, %y2)
+  return (%out))IR")
+      .inputs({at::randn({2, 6, 4}), I(2), I(6), I(4)})
+      .inputs({at::randn({3, 6, 7}) * 5 + 1, I(3), I(6), I(7)})
+      .expectKernel("aten::native_group_norm", kOut)
+      .tolerance(Tolerance{1e-5, 1e-6, 1e-6})
       .run();
 }
 
