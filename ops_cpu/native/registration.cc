@@ -15,6 +15,8 @@ void registerNativeKernels(PluginRegistrar& r) {
   native::registerMessageKernels(r);
   native::registerDictKernels(r);
   native::registerRnnKernels(r);
+  native::registerFamilyTensorKernels(r);
+  native::registerNativeGroupNormKernel(r);
 }
 
 }  // namespace brisk::ops_cpu

@@ -61,6 +61,14 @@ int64_t floordiv(int64_t a, int64_t b) {
   return r.rem ? r.quot - 1 : r.quot;
 }
 
+// The interpreter's remainder: (b + a % b) % b, so the result takes b's sign as in
+// Python; fmod for floats. An int remainder by 0 raises instead of trapping.
+int64_t remainderInt(int64_t a, int64_t b) {
+  if (b == 0) throw std::runtime_error("ZeroDivisionError: integer division or modulo by zero");
+  return (b + a % b) % b;
+}
+double remainderFloat(double a, double b) { return std::fmod(b + std::fmod(a, b), b); }
+
 // checkImplicitTensorToNum of the interpreter.
 void checkImplicitTensorToNum(const at::Tensor& t, bool to_int) {
   if (t.requires_grad()) throw std::runtime_error("Cannot input a tensor that requires grad as a scalar argument");
@@ -106,6 +114,19 @@ void registerArithmetic(PluginRegistrar& r) {
   unary<double>(r, "aten::neg.float", [](double a) { return -a; });
   unary<int64_t>(r, "aten::sqrt.int", [](int64_t a) { return std::sqrt(static_cast<double>(a)); });
   unary<double>(r, "aten::sqrt.float", [](double a) { return std::sqrt(a); });
+  binary<int64_t, int64_t>(r, "aten::remainder.int", remainderInt);
+  binary<double, double>(r, "aten::remainder.float", remainderFloat);
+  binary<int64_t, double>(r, "aten::remainder.int_float",
+                          [](int64_t a, double b) { return remainderFloat(static_cast<double>(a), b); });
+  binary<double, int64_t>(r, "aten::remainder.float_int",
+                          [](double a, int64_t b) { return remainderFloat(a, static_cast<double>(b)); });
+  // pow with a float operand returns a float (NaN for a negative base and a fractional
+  // exponent, as std::pow and the interpreter give); Swin's attention scale.
+  binary<int64_t, double>(r, "aten::pow.int_float",
+                          [](int64_t a, double b) { return std::pow(static_cast<double>(a), b); });
+  binary<double, double>(r, "aten::pow.float", [](double a, double b) { return std::pow(a, b); });
+  binary<double, int64_t>(r, "aten::pow.float_int",
+                          [](double a, int64_t b) { return std::pow(a, static_cast<double>(b)); });
   BRISK_NUM_OVERLOADS(r, "prim::min", a < b ? a : b);
   BRISK_NUM_OVERLOADS(r, "prim::max", a > b ? a : b);
 }

@@ -61,7 +61,8 @@ std::vector<BinaryCase> binaryCases() {
   };
   const Op numeric[] = {{"aten::add", "int", "float"}, {"aten::sub", "int", "float"}, {"aten::mul", "int", "float"},
                         {"aten::floordiv", "int", "float"}, {"prim::min", "int", "float"},
-                        {"prim::max", "int", "float"}, {"aten::eq", "bool", "bool"}, {"aten::ne", "bool", "bool"},
+                        {"prim::max", "int", "float"}, {"aten::remainder", "int", "float"},
+                        {"aten::eq", "bool", "bool"}, {"aten::ne", "bool", "bool"},
                         {"aten::lt", "bool", "bool"}, {"aten::le", "bool", "bool"}, {"aten::gt", "bool", "bool"},
                         {"aten::ge", "bool", "bool"}};
   for (const Op& o : numeric) {
@@ -95,6 +96,24 @@ TEST(NativeScalars, FloordivIntRoundsDown) {
       .inputs({I(-8), I(-3)})
       .inputs({I(0), I(-3)})
       .expectKernel("aten::floordiv.int", kNative)
+      .run();
+}
+
+// pow with a float operand (a float result); values chosen so that no result is NaN.
+TEST(NativeScalars, PowWithFloat) {
+  OpTester(R"IR(
+graph(%a : int, %b : int, %f : float, %e : float):
+  %p1 : float = aten::pow(%a, %e)
+  %p2 : float = aten::pow(%f, %e)
+  %p3 : float = aten::pow(%f, %b)
+  %out : (float, float, float) = prim::TupleConstruct(%p1, %p2, %p3)
+  return (%out))IR")
+      .inputs({I(7), I(3), F(2.5), F(0.5)})
+      .inputs({I(-7), I(3), F(-1.5), F(2.0)})
+      .inputs({I(7), I(-3), F(0.75), F(-1.0)})
+      .expectKernel("aten::pow.int_float", kNative)
+      .expectKernel("aten::pow.float", kNative)
+      .expectKernel("aten::pow.float_int", kNative)
       .run();
 }
 

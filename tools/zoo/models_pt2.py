@@ -292,6 +292,7 @@ PT2_MODELS = collections.OrderedDict([
                                          "export IR and is unrolled over T=20 in core ATen")),
     ("gru_encoder", _plain("gru_encoder", "same module; nn.GRU stays one aten.gru.input node in the "
                                          "export IR and is unrolled over T=16 in core ATen")),
+] + [(name, _plain(name, "same module; inputs2 has the inputs' shapes")) for name in models.FAMILY_MODELS] + [
     ("mlp.dyn", _mlp_dyn),
     ("resnet18.dyn", _resnet18_dyn),
     ("cond_model", _cond_model),
