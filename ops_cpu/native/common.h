@@ -85,5 +85,7 @@ void registerTransformerKernels(PluginRegistrar& r);
 void registerMessageKernels(PluginRegistrar& r);
 void registerDictKernels(PluginRegistrar& r);
 void registerRnnKernels(PluginRegistrar& r);
+void registerMoreViewKernels(PluginRegistrar& r);
+void registerPt2BookkeepingKernels(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::native

@@ -15,6 +15,8 @@ void registerNativeKernels(PluginRegistrar& r) {
   native::registerMessageKernels(r);
   native::registerDictKernels(r);
   native::registerRnnKernels(r);
+  native::registerMoreViewKernels(r);
+  native::registerPt2BookkeepingKernels(r);
 }
 
 }  // namespace brisk::ops_cpu

@@ -272,5 +272,8 @@ void registerEmbeddingBag(PluginRegistrar& r);
 void registerShapeCopy(PluginRegistrar& r);
 void registerFactories(PluginRegistrar& r);
 void registerInPlace(PluginRegistrar& r);
+void registerIndexing(PluginRegistrar& r);
+void registerResizePad(PluginRegistrar& r);
+void registerEinsum(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::out

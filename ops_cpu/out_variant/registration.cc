@@ -44,6 +44,9 @@ void registerOutVariantKernels(PluginRegistrar& r) {
   out::registerShapeCopy(r);
   out::registerFactories(r);
   out::registerInPlace(r);
+  out::registerIndexing(r);
+  out::registerResizePad(r);
+  out::registerEinsum(r);
 }
 
 }  // namespace brisk::ops_cpu
