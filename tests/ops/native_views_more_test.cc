@@ -7,7 +7,7 @@
 
 #include "core/common/error.h"
 #include "core/executor/module.h"
-#include "tests/ops/op_tester.h"
+#include "tests/ops/grouped_op_tester_b.h"
 
 namespace brisk::testing {
 namespace {
@@ -31,7 +31,7 @@ std::string aliasIR(const std::string& params, const std::string& view_line) {
 }
 
 TEST(NativeViewsMore, DiagonalAliases) {
-  OpTester(aliasIR(", %o : int, %a : int, %b : int", "%v : Tensor = aten::diagonal(%y, %o, %a, %b)"))
+  GroupedOpTester(aliasIR(", %o : int, %a : int, %b : int", "%v : Tensor = aten::diagonal(%y, %o, %a, %b)"))
       .inputs({at::randn({3, 4}), c10::IValue(int64_t{0}), c10::IValue(int64_t{0}), c10::IValue(int64_t{1})})
       .inputs({at::randn({2, 5, 4}), c10::IValue(int64_t{1}), c10::IValue(int64_t{-1}), c10::IValue(int64_t{1})})
       .inputs({at::randn({4, 3, 2}), c10::IValue(int64_t{-2}), c10::IValue(int64_t{0}), c10::IValue(int64_t{-2})})
@@ -42,7 +42,7 @@ TEST(NativeViewsMore, DiagonalAliases) {
 }
 
 TEST(NativeViewsMore, DiagonalOfNonContiguous) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor):
   %o : int = prim::Constant[value=0]()
   %a : int = prim::Constant[value=0]()
@@ -58,7 +58,7 @@ graph(%x : Tensor):
 }
 
 TEST(NativeViewsMore, NarrowAliases) {
-  OpTester(aliasIR(", %d : int, %s : int, %l : int", "%v : Tensor = aten::narrow(%y, %d, %s, %l)"))
+  GroupedOpTester(aliasIR(", %d : int, %s : int, %l : int", "%v : Tensor = aten::narrow(%y, %d, %s, %l)"))
       .inputs({at::randn({5, 4}), c10::IValue(int64_t{0}), c10::IValue(int64_t{1}), c10::IValue(int64_t{3})})
       .inputs({at::randn({2, 3, 6}), c10::IValue(int64_t{-1}), c10::IValue(int64_t{-4}), c10::IValue(int64_t{2})})
       .inputs({at::randn({3, 3}), c10::IValue(int64_t{1}), c10::IValue(int64_t{3}), c10::IValue(int64_t{0})})  // empty
@@ -68,7 +68,7 @@ TEST(NativeViewsMore, NarrowAliases) {
 }
 
 TEST(NativeViewsMore, SwapaxesAliases) {
-  OpTester(aliasIR(", %a : int, %b : int", "%v : Tensor = aten::swapaxes(%y, %a, %b)"))
+  GroupedOpTester(aliasIR(", %a : int, %b : int", "%v : Tensor = aten::swapaxes(%y, %a, %b)"))
       .inputs({at::randn({2, 3}), c10::IValue(int64_t{0}), c10::IValue(int64_t{1})})
       .inputs({at::randn({2, 3, 4}), c10::IValue(int64_t{-1}), c10::IValue(int64_t{0})})
       .inputs({at::randn({2, 3, 4}), c10::IValue(int64_t{1}), c10::IValue(int64_t{1})})
@@ -78,7 +78,7 @@ TEST(NativeViewsMore, SwapaxesAliases) {
 }
 
 TEST(NativeViewsMore, AliasAliases) {
-  OpTester(aliasIR("", "%v : Tensor = aten::alias(%y)"))
+  GroupedOpTester(aliasIR("", "%v : Tensor = aten::alias(%y)"))
       .inputs({at::randn({2, 3})})
       .inputs({at::randn({4})})
       .tolerance(kExact)
@@ -115,7 +115,7 @@ graph(%x : Tensor):
 }
 
 TEST(Pt2Bookkeeping, SymNumel) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor):
   %n : int = aten::sym_numel(%x)
   return (%n)
@@ -134,14 +134,14 @@ graph(%x : Tensor):
   %dtype : int = prim::Constant[value=6]()
   %dev : Device = prim::Constant[value="cpu"]()
   %layout : int = prim::Constant[value=0]()
-   = aten::_assert_tensor_metadata(%x, %size, %stride, %dtype, %dev, %layout)
+  aten::_assert_tensor_metadata(%x, %size, %stride, %dtype, %dev, %layout)
   %one : int = prim::Constant[value=1]()
   %y : Tensor = aten::add(%x, %one, %one)
   return (%y)
 )IR";
 
 TEST(Pt2Bookkeeping, AssertTensorMetadataPasses) {
-  OpTester(kAssertIR).inputs({at::randn({2, 3})}).expectKernel("aten::_assert_tensor_metadata", kNative).run();
+  GroupedOpTester(kAssertIR).inputs({at::randn({2, 3})}).expectKernel("aten::_assert_tensor_metadata", kNative).run();
 }
 
 // Each asserted field, when it differs, raises brisk::Error naming the node and what

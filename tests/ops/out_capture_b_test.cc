@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "tests/ops/op_tester.h"
+#include "tests/ops/grouped_op_tester_b.h"
 
 namespace brisk::testing {
 namespace {
@@ -26,7 +26,7 @@ std::string conv1dIR(const std::string& stride, const std::string& pad, const st
 }
 
 TEST(OutCapture, Conv1d) {
-  OpTester(conv1dIR("[1]", "[0]", "[1]", 1))
+  GroupedOpTester(conv1dIR("[1]", "[0]", "[1]", 1))
       .inputs({at::randn({1, 6, 9})})
       .inputs({at::randn({4, 6, 20})})
       .inputs({at::randn({20, 6, 2}).permute({2, 1, 0})})  // non-contiguous
@@ -37,7 +37,7 @@ TEST(OutCapture, Conv1d) {
 }
 
 TEST(OutCapture, Conv1dStridedPaddedDilatedGrouped) {
-  OpTester(conv1dIR("[2]", "[2]", "[2]", 3))
+  GroupedOpTester(conv1dIR("[2]", "[2]", "[2]", 3))
       .inputs({at::randn({2, 6, 11})})
       .inputs({at::randn({1, 6, 30})})
       .tolerance(kExact)
@@ -46,7 +46,7 @@ TEST(OutCapture, Conv1dStridedPaddedDilatedGrouped) {
 }
 
 TEST(OutCapture, Conv1dUnplannedIsNative) {
-  OpTester(conv1dIR("[1]", "[1]", "[1]", 2))
+  GroupedOpTester(conv1dIR("[1]", "[1]", "[1]", 2))
       .options(unplanned())
       .inputs({at::randn({2, 6, 8})})
       .tolerance(kExact)
@@ -64,7 +64,7 @@ std::string groupNormIR(int64_t c, int64_t groups, bool affine) {
 }
 
 TEST(OutCapture, GroupNorm) {
-  OpTester(groupNormIR(6, 3, true))
+  GroupedOpTester(groupNormIR(6, 3, true))
       .inputs({at::randn({2, 6, 5})})
       .inputs({at::randn({1, 6, 4, 7}) * 30 + 5})  // large values: the tolerance is zero anyway
       .inputs({at::randn({3, 6})})
@@ -76,7 +76,7 @@ TEST(OutCapture, GroupNorm) {
 }
 
 TEST(OutCapture, GroupNormNoAffine) {
-  OpTester(groupNormIR(4, 1, false))
+  GroupedOpTester(groupNormIR(4, 1, false))
       .inputs({at::randn({2, 4, 3, 3})})
       .inputs({at::randn({1, 4, 2}).to(at::kDouble)})
       .tolerance(kExact)
@@ -91,7 +91,7 @@ std::string einsumIR(const std::string& eq, int operands) {
 }
 
 TEST(OutCapture, EinsumBatchedMatmul) {
-  OpTester(einsumIR("bij,bjk->bik", 2))
+  GroupedOpTester(einsumIR("bij,bjk->bik", 2))
       .inputs({at::randn({2, 3, 4}), at::randn({2, 4, 5})})
       .inputs({at::randn({5, 7, 2}), at::randn({5, 2, 3})})
       .inputs({at::randn({4, 3, 2}).transpose(0, 2), at::randn({2, 4, 6})})  // non-contiguous
@@ -101,13 +101,13 @@ TEST(OutCapture, EinsumBatchedMatmul) {
 }
 
 TEST(OutCapture, EinsumAttentionScoresAndOuter) {
-  OpTester(einsumIR("bhqd,bhkd->bhqk", 2))
+  GroupedOpTester(einsumIR("bhqd,bhkd->bhqk", 2))
       .inputs({at::randn({1, 2, 3, 4}), at::randn({1, 2, 5, 4})})
       .inputs({at::randn({2, 3, 4, 8}), at::randn({2, 3, 6, 8})})
       .tolerance(kExact)
       .expectKernel("aten::einsum", kOut)
       .run();
-  OpTester(einsumIR("i,j->ij", 2))
+  GroupedOpTester(einsumIR("i,j->ij", 2))
       .inputs({at::randn({3}), at::randn({4})})
       .inputs({at::randn({6}), at::randn({2})})
       .tolerance(kExact)
@@ -116,13 +116,13 @@ TEST(OutCapture, EinsumAttentionScoresAndOuter) {
 }
 
 TEST(OutCapture, EinsumOneOperandAndUnplanned) {
-  OpTester(einsumIR("ii->i", 1))  // a diagonal: ATen returns a view of the operand
+  GroupedOpTester(einsumIR("ii->i", 1))  // a diagonal: ATen returns a view of the operand
       .inputs({at::randn({3, 3}), at::randn({1})})
       .inputs({at::randn({5, 5}), at::randn({1})})
       .tolerance(kExact)
       .expectKernel("aten::einsum", kOut)
       .run();
-  OpTester(einsumIR("bij->bj", 1))  // a sum
+  GroupedOpTester(einsumIR("bij->bj", 1))  // a sum
       .options(unplanned())
       .inputs({at::randn({2, 3, 4}), at::randn({1})})
       .tolerance(kExact)

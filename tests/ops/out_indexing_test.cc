@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "tests/ops/op_tester.h"
+#include "tests/ops/grouped_op_tester_b.h"
 
 namespace brisk::testing {
 namespace {
@@ -15,7 +15,7 @@ const Tolerance kExact{0, 0, 0};
 at::Tensor idx(std::vector<int64_t> shape, int64_t high) { return at::randint(high, shape, at::kLong); }
 
 TEST(OutIndexing, Gather) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor, %i : Tensor):
   %d : int = prim::Constant[value=-1]()
   %f : bool = prim::Constant[value=0]()
@@ -32,7 +32,7 @@ graph(%x : Tensor, %i : Tensor):
 }
 
 TEST(OutIndexing, GatherDim0NonContiguousIndex) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor, %i : Tensor):
   %d : int = prim::Constant[value=0]()
   %f : bool = prim::Constant[value=0]()
@@ -47,7 +47,7 @@ graph(%x : Tensor, %i : Tensor):
 }
 
 TEST(OutIndexing, IndexSelect) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor, %i : Tensor, %d : int):
   %y : Tensor = aten::index_select(%x, %d, %i)
   return (%y)
@@ -63,7 +63,7 @@ graph(%x : Tensor, %i : Tensor, %d : int):
 }
 
 TEST(OutIndexing, IndexAdd) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor, %i : Tensor, %s : Tensor):
   %d : int = prim::Constant[value=1]()
   %a : int = prim::Constant[value=2]()
@@ -79,7 +79,7 @@ graph(%x : Tensor, %i : Tensor, %s : Tensor):
 }
 
 TEST(OutIndexing, IndexAddNegativeDimFloatAlpha) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor, %i : Tensor, %s : Tensor, %a : float):
   %d : int = prim::Constant[value=-2]()
   %y : Tensor = aten::index_add(%x, %d, %i, %s, %a)
@@ -93,7 +93,7 @@ graph(%x : Tensor, %i : Tensor, %s : Tensor, %a : float):
 }
 
 TEST(OutIndexing, TopkBothOutputs) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor, %k : int):
   %d : int = prim::Constant[value=-1]()
   %t : bool = prim::Constant[value=1]()
@@ -111,7 +111,7 @@ graph(%x : Tensor, %k : int):
 }
 
 TEST(OutIndexing, TopkSmallestDim0IntValues) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor):
   %k : int = prim::Constant[value=2]()
   %d : int = prim::Constant[value=0]()
@@ -128,14 +128,15 @@ graph(%x : Tensor):
       .run();
 }
 
+// `dims` "" is the empty list (which the IR has no constant syntax for).
 std::string rollIR(const std::string& shifts, const std::string& dims) {
-  return "graph(%x : Tensor):\n  %s : int[] = prim::Constant[value=" + shifts +
-         "]()\n  %d : int[] = prim::Constant[value=" + dims +
-         "]()\n  %y : Tensor = aten::roll(%x, %s, %d)\n  return (%y)\n";
+  const std::string d = dims.empty() ? "prim::ListConstruct()" : "prim::Constant[value=" + dims + "]()";
+  return "graph(%x : Tensor):\n  %s : int[] = prim::Constant[value=" + shifts + "]()\n  %d : int[] = " + d +
+         "\n  %y : Tensor = aten::roll(%x, %s, %d)\n  return (%y)\n";
 }
 
 TEST(OutIndexing, RollOneDim) {
-  OpTester(rollIR("[2]", "[-1]"))
+  GroupedOpTester(rollIR("[2]", "[-1]"))
       .inputs({at::randn({3, 5})})
       .inputs({at::randn({2, 4, 7})})
       .inputs({at::randn({6, 3}).t()})          // non-contiguous
@@ -147,7 +148,7 @@ TEST(OutIndexing, RollOneDim) {
 }
 
 TEST(OutIndexing, RollSeveralDimsNegativeShiftRepeatedDim) {
-  OpTester(rollIR("[-1, 3, 1]", "[0, 1, -2]"))
+  GroupedOpTester(rollIR("[-1, 3, 1]", "[0, 1, -2]"))
       .inputs({at::randn({4, 5})})
       .inputs({at::randn({3, 6, 2}).transpose(0, 2)})
       .inputs({at::randn({7, 2, 3})})
@@ -157,7 +158,7 @@ TEST(OutIndexing, RollSeveralDimsNegativeShiftRepeatedDim) {
 }
 
 TEST(OutIndexing, RollFlattened) {
-  OpTester(rollIR("[5]", "[]"))
+  GroupedOpTester(rollIR("[5]", ""))
       .inputs({at::randn({3, 4})})
       .inputs({at::randn({2, 3, 2})})
       .inputs({at::randn({4, 3}).t()})  // non-contiguous: ATen's op

@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "tests/ops/op_tester.h"
+#include "tests/ops/grouped_op_tester_b.h"
 
 namespace brisk::testing {
 namespace {
@@ -18,7 +18,7 @@ std::string padIR(const std::string& pad, const std::string& mode, const std::st
 }
 
 TEST(OutResizePad, PadConstantValue) {
-  OpTester(padIR("[1, 2, 0, 3]", "constant", "%v : float = prim::Constant[value=0.5]()"))
+  GroupedOpTester(padIR("[1, 2, 0, 3]", "constant", "%v : float = prim::Constant[value=0.5]()"))
       .inputs({at::randn({2, 3})})
       .inputs({at::randn({2, 3, 4, 5})})
       .inputs({at::randn({5, 4}).t()})                  // non-contiguous
@@ -30,7 +30,7 @@ TEST(OutResizePad, PadConstantValue) {
 }
 
 TEST(OutResizePad, PadConstantNoneNegativeCrops) {
-  OpTester(padIR("[-1, 2, 1, -2]", "constant", "%v : NoneType = prim::Constant()"))
+  GroupedOpTester(padIR("[-1, 2, 1, -2]", "constant", "%v : NoneType = prim::Constant()"))
       .inputs({at::randn({4, 5})})
       .inputs({at::randn({3, 7, 6})})
       .tolerance(kExact)
@@ -39,7 +39,7 @@ TEST(OutResizePad, PadConstantNoneNegativeCrops) {
 }
 
 TEST(OutResizePad, PadConstantOnlyCrops) {
-  OpTester(padIR("[-1, -1]", "constant", "%v : NoneType = prim::Constant()"))
+  GroupedOpTester(padIR("[-1, -1]", "constant", "%v : NoneType = prim::Constant()"))
       .inputs({at::randn({4, 5})})
       .inputs({at::randn({2, 3})})
       .tolerance(kExact)
@@ -48,14 +48,14 @@ TEST(OutResizePad, PadConstantOnlyCrops) {
 }
 
 TEST(OutResizePad, PadReflect1dAnd2d) {
-  OpTester(padIR("[2, 1]", "reflect", "%v : NoneType = prim::Constant()"))
+  GroupedOpTester(padIR("[2, 1]", "reflect", "%v : NoneType = prim::Constant()"))
       .inputs({at::randn({3, 5})})       // unbatched
       .inputs({at::randn({2, 3, 6})})
       .inputs({at::randn({2, 6, 3}).transpose(1, 2)})
       .tolerance(kExact)
       .expectKernel("aten::pad", kOut)
       .run();
-  OpTester(padIR("[1, 1, 2, 0]", "reflect", "%v : NoneType = prim::Constant()"))
+  GroupedOpTester(padIR("[1, 1, 2, 0]", "reflect", "%v : NoneType = prim::Constant()"))
       .inputs({at::randn({1, 2, 4, 5})})
       .inputs({at::randn({2, 5, 6})})
       .tolerance(kExact)
@@ -64,7 +64,7 @@ TEST(OutResizePad, PadReflect1dAnd2d) {
 }
 
 TEST(OutResizePad, PadReplicate3d) {
-  OpTester(padIR("[1, 0, 0, 2, 1, 1]", "replicate", "%v : NoneType = prim::Constant()"))
+  GroupedOpTester(padIR("[1, 0, 0, 2, 1, 1]", "replicate", "%v : NoneType = prim::Constant()"))
       .inputs({at::randn({1, 2, 3, 4, 5})})
       .inputs({at::randn({2, 3, 3, 2})})
       .tolerance(kExact)
@@ -73,7 +73,7 @@ TEST(OutResizePad, PadReplicate3d) {
 }
 
 TEST(OutResizePad, ConstantPadNd) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor):
   %p : int[] = prim::Constant[value=[0, 1, 2, 0]]()
   %v : int = prim::Constant[value=-3]()
@@ -89,7 +89,7 @@ graph(%x : Tensor):
 }
 
 TEST(OutResizePad, UpsampleNearest1dScale) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor):
   %none : NoneType = prim::Constant()
   %s : float[] = prim::Constant[value=[2.5]]()
@@ -105,7 +105,7 @@ graph(%x : Tensor):
 }
 
 TEST(OutResizePad, UpsampleNearest2dSize) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor):
   %none : NoneType = prim::Constant()
   %sz : int[] = prim::Constant[value=[5, 7]]()
@@ -121,7 +121,7 @@ graph(%x : Tensor):
 }
 
 TEST(OutResizePad, UpsampleNearest2dScaleRuntime) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor, %f : float):
   %none : NoneType = prim::Constant()
   %s : float[] = prim::ListConstruct(%f, %f)
@@ -136,7 +136,7 @@ graph(%x : Tensor, %f : float):
 }
 
 TEST(OutResizePad, UpsampleNearest3d) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%x : Tensor):
   %none : NoneType = prim::Constant()
   %s : float[] = prim::Constant[value=[2.0, 1.5, 3.0]]()
@@ -152,7 +152,7 @@ graph(%x : Tensor):
 
 // The core IR's overloads (output size and per-dim scales).
 TEST(OutResizePad, UpsampleNearestSizedOverloads) {
-  OpTester(R"IR(
+  GroupedOpTester(R"IR(
 graph(%v : Tensor, %x : Tensor, %z : Tensor):
   %none : NoneType = prim::Constant()
   %s1 : int[] = prim::Constant[value=[9]]()

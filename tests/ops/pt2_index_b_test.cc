@@ -13,6 +13,7 @@
 #include "core/common/options.h"
 #include "core/executor/module.h"
 #include "core/frontend/model_inputs.h"
+#include "core/graph/graph.h"
 #include "tests/testing/model_check.h"
 #include "tools/ivalue_compare.h"
 
