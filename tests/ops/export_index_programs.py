@@ -10,6 +10,9 @@ Writes <name>.pt2, <name>.inputs.pt and <name>.expected.pt for:
   index_core     the same program in the core ATen IR (constant_pad_nd, alias,
                  upsample_nearest*d.default, ...)
   index_dynamic  a dynamic batch whose element count is read (sym_numel)
+and index_assert_fails.pt2 with its inputs: x.to(float64) whose
+_assert_tensor_metadata was edited to expect float64, so that on its float32 input
+(which brisk's input check accepts) the assertion itself must fail.
 """
 import argparse
 import importlib.util
@@ -53,6 +56,20 @@ class Ops(torch.nn.Module):
         return tuple(outs)
 
 
+class ToDouble(torch.nn.Module):
+    def forward(self, x):
+        return x.to(torch.float64) + 1
+
+
+def assert_fails(args):
+    ep = torch.export.export(ToDouble(), args)
+    for n in ep.graph.nodes:
+        if n.target is torch.ops.aten._assert_tensor_metadata.default:
+            n.kwargs = {**n.kwargs, "dtype": torch.float64}
+    ep.graph_module.recompile()
+    return ep
+
+
 class Dynamic(torch.nn.Module):
     def forward(self, x):
         return x.reshape(x.numel()) * 2, x.sum() / x.numel()
@@ -84,6 +101,9 @@ def main():
         jit_pickle.save({"args": list(args), "kwargs": {}}, os.path.join(a.out, name + ".inputs.pt"))
         with torch.no_grad():
             jit_pickle.save(ep.module()(*args), os.path.join(a.out, name + ".expected.pt"))
+    assert_args = (torch.randn(2, 3, generator=g),)
+    torch.export.save(assert_fails(assert_args), os.path.join(a.out, "index_assert_fails.pt2"))
+    jit_pickle.save({"args": list(assert_args), "kwargs": {}}, os.path.join(a.out, "index_assert_fails.inputs.pt"))
 
 
 if __name__ == "__main__":

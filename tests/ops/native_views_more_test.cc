@@ -1,11 +1,10 @@
 // Native view kernels of ops_cpu/native/views_more.cc (diagonal, narrow, swapaxes,
 // alias) against the interpreter, and their aliasing: each test writes through the view
 // in place and returns the base too, so a copy instead of a view shows as a mismatch.
-// The PT2 bookkeeping ops of pt2_bookkeeping.cc are tested here as well.
+// sym_numel (pt2_bookkeeping.cc) is tested here as well.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
-#include "core/common/error.h"
 #include "core/executor/module.h"
 #include "tests/ops/grouped_op_tester_b.h"
 
@@ -127,43 +126,8 @@ graph(%x : Tensor):
       .run();
 }
 
-constexpr const char* kAssertIR = R"IR(
-graph(%x : Tensor):
-  %size : int[] = prim::Constant[value=[2, 3]]()
-  %stride : int[] = prim::Constant[value=[3, 1]]()
-  %dtype : int = prim::Constant[value=6]()
-  %dev : Device = prim::Constant[value="cpu"]()
-  %layout : int = prim::Constant[value=0]()
-  aten::_assert_tensor_metadata(%x, %size, %stride, %dtype, %dev, %layout)
-  %one : int = prim::Constant[value=1]()
-  %y : Tensor = aten::add(%x, %one, %one)
-  return (%y)
-)IR";
-
-TEST(Pt2Bookkeeping, AssertTensorMetadataPasses) {
-  GroupedOpTester(kAssertIR).inputs({at::randn({2, 3})}).expectKernel("aten::_assert_tensor_metadata", kNative).run();
-}
-
-// Each asserted field, when it differs, raises brisk::Error naming the node and what
-// differs.
-TEST(Pt2Bookkeeping, AssertTensorMetadataFails) {
-  auto m = Module::fromIR(kAssertIR, Options{}, "assert-metadata");
-  const std::pair<at::Tensor, std::string> cases[] = {
-      {at::randn({3, 2}), "sizes [3, 2]"},
-      {at::randn({3, 2}).t(), "strides [1, 2]"},
-      {at::randn({2, 3}, at::kDouble), "dtype Double"},
-  };
-  for (const auto& [x, what] : cases) {
-    try {
-      m->run({x});
-      ADD_FAILURE() << "no error for " << what;
-    } catch (const Error& e) {
-      EXPECT_TRUE(e.namesNode()) << e.what();
-      EXPECT_NE(e.where().op.find("_assert_tensor_metadata"), std::string::npos) << e.what();
-      EXPECT_NE(e.message().find(what), std::string::npos) << e.what();
-    }
-  }
-}
+// _assert_tensor_metadata is tested on PT2 programs (pt2_index_b_test.cc): in a
+// TorchScript graph the interpreter's own dead-code pass drops the output-less node.
 
 }  // namespace
 }  // namespace brisk::testing
