@@ -105,7 +105,8 @@ std::unique_ptr<Kernel> pad(KernelBuildContext& b) {
   const size_t pairs = pad->size() / 2;
   PadOutFn fn = padOutFn(mode, pairs);
   if (!fn) return nullptr;
-  return makeKernel("at::cpu::" + mode + "_pad" + std::to_string(pairs) + "d_out",
+  const std::string family = mode == "reflect" ? "reflection" : "replication";
+  return makeKernel("at::cpu::" + family + "_pad" + std::to_string(pairs) + "d_out",
                     [pad = *pad, fn, pairs](KernelContext& ctx) {
                       const at::Tensor& x = ctx.tensor(0);
                       const int64_t rank = x.dim(), p = static_cast<int64_t>(pairs);
