@@ -23,33 +23,6 @@ namespace {
 
 using testing::zooFile;
 
-// Fallback ops whose kernels two concurrent branches add (one: silu_, hardswish_,
-// dropout_, fill_.Tensor, new_zeros, ...; the other: einsum, roll, pad / constant_pad_nd,
-// gather, topk, index_select, swapaxes, alias, upsample_nearest*, conv1d, group_norm,
-// _assert_tensor_metadata, ...). TEMPORARY: the merger empties this list once those
-// branches are in; the done-criterion is no fallback node at all.
-// Keys: "<model>" for <name>.pt, "<model>.pt2", "<model>.core.pt2".
-const std::map<std::string, std::set<std::string>> kPendingOtherBranches = {
-    {"swin_tiny", {"aten::roll", "aten::pad"}},
-    {"swin_tiny.pt2", {"aten::pad", "aten::alias", "aten::roll"}},
-    {"swin_tiny.core.pt2", {"aten::index_select", "aten::constant_pad_nd", "aten::alias"}},
-    {"maxvit_tiny", {"aten::einsum"}},
-    {"maxvit_tiny.pt2", {"aten::einsum", "aten::swapaxes"}},
-    {"bert_tiny.pt2", {"aten::_assert_tensor_metadata"}},
-    {"bert_tiny.core.pt2", {"aten::_assert_tensor_metadata"}},
-    {"det_head", {"aten::group_norm", "aten::gather", "aten::index_select", "aten::topk"}},
-    {"det_head.pt2", {"aten::group_norm", "aten::gather", "aten::index_select", "aten::topk"}},
-    {"det_head.core.pt2", {"aten::gather", "aten::index_select", "aten::topk"}},
-    {"audio_1d",
-     {"aten::conv1d", "aten::group_norm", "aten::pad", "aten::upsample_nearest1d.vec", "aten::upsample_nearest2d.vec",
-      "aten::upsample_nearest3d.vec"}},
-    {"audio_1d.pt2", {"aten::conv1d", "aten::group_norm", "aten::pad", "aten::upsample_nearest1d.vec"}},
-    {"audio_1d.core.pt2", {"aten::constant_pad_nd"}},
-    {"dlrm_tiny", {"aten::index_select"}},
-    {"dlrm_tiny.pt2", {"aten::index_select"}},
-    {"dlrm_tiny.core.pt2", {"aten::index_select"}},
-};
-
 const char* const kFamilies[] = {"efficientnet_b0", "mobilenet_v3_small", "mnasnet0_5", "regnet_y_400mf",
                                  "swin_tiny",       "maxvit_tiny",        "vit_tiny",   "bert_tiny",
                                  "det_head",        "audio_1d",           "dlrm_tiny"};
@@ -108,22 +81,14 @@ TEST_P(ZooFamilies, MatchesReferenceWithoutFallback) {
   auto m = Module::load(path, options);
   if (c.format != Format::kTorchScript) expectMatchesExport(*m, c.model);
 
+  // Every node on an ops_cpu kernel (or a delegate): none left to the TorchScript
+  // operator.
   std::map<std::string, int> fallback;
   for (const NodeKernelInfo& info : m->kernelReport())
     if (info.kind == KernelKind::kFallback) ++fallback[info.op];
-  static const std::set<std::string> kNone;
-  auto it = kPendingOtherBranches.find(c.key());
-  const std::set<std::string>& pending = it == kPendingOtherBranches.end() ? kNone : it->second;
   std::string report;
-  for (const auto& [op, count] : fallback) {
-    report += " " + op + " x" + std::to_string(count);
-    EXPECT_TRUE(pending.count(op)) << c.key() << ": " << op << " runs on the fallback kernel";
-  }
-  std::cout << "fallback " << c.key() << ":" << (report.empty() ? " none" : report) << std::endl;
-  // An allow-list entry that no longer falls back is stale: say so (the list shrinks
-  // as kernels land; it never grows silently).
-  for (const std::string& op : pending)
-    if (!fallback.count(op)) std::cout << "  stale allow-list entry " << c.key() << ": " << op << std::endl;
+  for (const auto& [op, count] : fallback) report += " " + op + " x" + std::to_string(count);
+  EXPECT_TRUE(fallback.empty()) << c.key() << " runs on the fallback kernel:" << report;
 }
 
 std::vector<Case> allCases() {

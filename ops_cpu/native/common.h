@@ -87,5 +87,7 @@ void registerDictKernels(PluginRegistrar& r);
 void registerRnnKernels(PluginRegistrar& r);
 void registerFamilyTensorKernels(PluginRegistrar& r);
 void registerNativeGroupNormKernel(PluginRegistrar& r);
+void registerMoreViewKernels(PluginRegistrar& r);
+void registerPt2BookkeepingKernels(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::native

@@ -17,6 +17,8 @@ void registerNativeKernels(PluginRegistrar& r) {
   native::registerRnnKernels(r);
   native::registerFamilyTensorKernels(r);
   native::registerNativeGroupNormKernel(r);
+  native::registerMoreViewKernels(r);
+  native::registerPt2BookkeepingKernels(r);
 }
 
 }  // namespace brisk::ops_cpu

@@ -274,5 +274,8 @@ void registerFactories(PluginRegistrar& r);
 void registerInPlace(PluginRegistrar& r);
 void registerMathOps(PluginRegistrar& r);
 void registerNewZeros(PluginRegistrar& r);
+void registerIndexing(PluginRegistrar& r);
+void registerResizePad(PluginRegistrar& r);
+void registerEinsum(PluginRegistrar& r);
 
 }  // namespace brisk::ops_cpu::out

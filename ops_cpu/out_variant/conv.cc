@@ -1,4 +1,4 @@
-// Convolution: conv2d / convolution / _convolution.
+// Convolution: conv1d / conv2d / convolution / _convolution.
 //
 // libtorch exposes no real out form (mkldnn_convolution's ".out" is a copy of the
 // functional result; the wheel ships oneDNN's headers but not ideep's, and libtorch_cpu
@@ -24,9 +24,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/common/options.h"
-#include "core/kernels/output_capture.h"
-#include "ops_cpu/out_variant/common.h"
+#include <ATen/ops/conv1d.h>
+
+#include "ops_cpu/out_variant/captured.h"
 #include "ops_cpu/simd/depthwise_nchw.h"
 
 namespace brisk::ops_cpu::out {
@@ -79,11 +79,8 @@ at::Tensor convolve(const ConvArgs& a, KernelContext& ctx, const at::Tensor& x) 
 }
 
 // Serves the result from the memory plan when the output is managed (see the top).
-at::Tensor runConv(const ConvArgs& a, KernelContext& ctx) {
-  OutputCapture capture(ctx, 0);
-  at::Tensor r = convolve(a, ctx, ctx.tensor(0));
-  capture.done(r);
-  return r;
+void runConv(const ConvArgs& a, KernelContext& ctx) {
+  storeCaptured(ctx, [&] { return convolve(a, ctx, ctx.tensor(0)); });
 }
 
 // --- depthwise -------------------------------------------------------------------------
@@ -218,11 +215,6 @@ bool perSampleConv(const ConvArgs& a, KernelContext& ctx) {
   return true;
 }
 
-// kOutVariant (retained, managed) only when the memory plan can place the output.
-KernelKind convKind(KernelBuildContext& b) {
-  return b.options().memory_planning ? KernelKind::kOutVariant : KernelKind::kNative;
-}
-
 bool readBias(KernelBuildContext& b, ConvArgs& a) {
   if (!isConst(b, 2)) return true;
   const c10::IValue& v = constant(b, 2);
@@ -232,33 +224,41 @@ bool readBias(KernelBuildContext& b, ConvArgs& a) {
   return true;
 }
 
-std::unique_ptr<Kernel> conv2d(KernelBuildContext& b) {
+// conv1d / conv2d(input, weight, bias?, stride, padding, dilation, groups) with `N`
+// spatial dims and constant geometry. A batched input goes to _convolution as ATen's
+// conv1d / conv2d do (through convolution, with the global flags); an unbatched one, or a
+// tensor that is not dense CPU, to the op itself. The direct depthwise and per-sample
+// paths only ever take 4-D inputs.
+template <int N>
+std::unique_ptr<Kernel> convNd(KernelBuildContext& b) {
   if (numInputs(b) != 7) return nullptr;
   auto stride = constInts(b, 3), padding = constInts(b, 4), dilation = constInts(b, 5);
   auto groups = constInt(b, 6);
   if (!stride || !padding || !dilation || !groups) return nullptr;  // e.g. padding="same"
   ConvArgs a;
-  a.stride = expandInts(*stride, 2);
-  a.padding = expandInts(*padding, 2);
-  a.dilation = expandInts(*dilation, 2);
-  a.output_padding = {0, 0};
+  a.stride = expandInts(*stride, N);
+  a.padding = expandInts(*padding, N);
+  a.dilation = expandInts(*dilation, N);
+  a.output_padding.assign(N, 0);
   a.groups = *groups;
-  if (a.stride.size() != 2 || a.padding.size() != 2 || a.dilation.size() != 2) return nullptr;
+  if (a.stride.size() != N || a.padding.size() != N || a.dilation.size() != N) return nullptr;
   if (!readBias(b, a)) return nullptr;
   const char* providers = convProviders(a);
   return makeKernel(
       providers,
       [a = std::move(a)](KernelContext& ctx) {
         const at::Tensor& x = ctx.tensor(0);
-        if (x.dim() != 4 || !isDenseCpu(x)) {  // unbatched (3-D) inputs: conv2d's own handling
+        if (x.dim() != N + 2 || !isDenseCpu(x) || x.is_complex()) {  // complex: ATen's own split
           c10::optional<at::Tensor> bias_rt;
           const c10::optional<at::Tensor>& bias = biasOf(a, ctx, bias_rt);
-          ctx.output(0) = at::conv2d(x, ctx.tensor(1), bias, a.stride, a.padding, a.dilation, a.groups);
+          const at::Tensor& w = ctx.tensor(1);
+          ctx.output(0) = N == 1 ? at::conv1d(x, w, bias, a.stride, a.padding, a.dilation, a.groups)
+                                 : at::conv2d(x, w, bias, a.stride, a.padding, a.dilation, a.groups);
           return;
         }
-        if (!depthwiseDirect(a, ctx) && !perSampleConv(a, ctx)) ctx.output(0) = runConv(a, ctx);
+        if (!depthwiseDirect(a, ctx) && !perSampleConv(a, ctx)) runConv(a, ctx);
       },
-      convKind(b));
+      capturedKind(b));
 }
 
 // The kernel shared by convolution and _convolution (whose arguments are the same
@@ -270,9 +270,9 @@ std::unique_ptr<Kernel> convKernel(KernelBuildContext& b, ConvArgs a) {
   return makeKernel(
       providers,
       [a = std::move(a)](KernelContext& ctx) {
-        if (!depthwiseDirect(a, ctx) && !perSampleConv(a, ctx)) ctx.output(0) = runConv(a, ctx);
+        if (!depthwiseDirect(a, ctx) && !perSampleConv(a, ctx)) runConv(a, ctx);
       },
-      convKind(b));
+      capturedKind(b));
 }
 
 // Reads convolution's arguments 3..8 (stride, padding, dilation, transposed,
@@ -320,7 +320,8 @@ std::unique_ptr<Kernel> convolutionUnderscore(KernelBuildContext& b) {
 
 void registerConv(PluginRegistrar& r) {
   readDirectPolicy();
-  r.outVariant("aten::conv2d", conv2d);
+  r.outVariant("aten::conv1d", convNd<1>);
+  r.outVariant("aten::conv2d", convNd<2>);
   r.outVariant("aten::_convolution", convolutionUnderscore);
   r.outVariant("aten::convolution", convolution);
 }

@@ -2,7 +2,8 @@
 // into the reused outputs, mean/rstd only when read), batch_norm /
 // _native_batch_norm_legit_no_training in inference mode with constant
 // statistics (folded at load into per-channel alpha/beta, as ATen's CPU kernel does:
-// out = x * alpha + beta).
+// out = x * alpha + beta), group_norm (ATen's own op, its result placed in the memory
+// plan by an OutputCapture: captured.h).
 //
 // libtorch was built with these defined (x86-64): DispatchStub's out-of-line entry
 // point then takes the per-ISA kernel pointers. Defining them here makes calls through
@@ -20,7 +21,9 @@
 #include <ATen/native/layer_norm.h>
 #include <ATen/ops/resize_native.h>
 
-#include "ops_cpu/out_variant/common.h"
+#include <ATen/ops/group_norm_native.h>
+
+#include "ops_cpu/out_variant/captured.h"
 
 namespace brisk::ops_cpu::out {
 namespace {
@@ -233,6 +236,28 @@ std::unique_ptr<Kernel> nativeBatchNormNoTraining(KernelBuildContext& b) {
       });
 }
 
+// --- group norm ------------------------------------------------------------------------
+
+// group_norm(Tensor input, int num_groups, Tensor? weight, Tensor? bias, float eps,
+//            bool cudnn_enabled). ATen's CPU path (native_group_norm) has no out form
+// and allocates the statistics besides the result; under the capture those come from
+// the plan's per-step scratch, so the steady state allocates nothing from the heap.
+std::unique_ptr<Kernel> groupNorm(KernelBuildContext& b) {
+  if (numInputs(b) != 6) return nullptr;
+  auto groups = constInt(b, 1);
+  auto eps = constDouble(b, 4);
+  auto cudnn = constBool(b, 5);
+  if (!groups || !eps || !cudnn) return nullptr;
+  return makeKernel(
+      "at::native::group_norm",
+      [g = *groups, e = *eps, c = *cudnn](KernelContext& ctx) {
+        const std::optional<at::Tensor> w = ctx.input(2).toOptional<at::Tensor>();
+        const std::optional<at::Tensor> bias = ctx.input(3).toOptional<at::Tensor>();
+        storeCaptured(ctx, [&] { return at::native::group_norm(ctx.tensor(0), g, w, bias, e, c); });
+      },
+      capturedKind(b));
+}
+
 }  // namespace
 
 void registerNorms(PluginRegistrar& r) {
@@ -240,6 +265,7 @@ void registerNorms(PluginRegistrar& r) {
   r.outVariant("aten::batch_norm", batchNorm);
   r.outVariant("aten::native_layer_norm", nativeLayerNorm);
   r.outVariant("aten::_native_batch_norm_legit_no_training", nativeBatchNormNoTraining);
+  r.outVariant("aten::group_norm", groupNorm);
 }
 
 }  // namespace brisk::ops_cpu::out

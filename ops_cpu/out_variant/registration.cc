@@ -46,6 +46,9 @@ void registerOutVariantKernels(PluginRegistrar& r) {
   out::registerInPlace(r);
   out::registerMathOps(r);
   out::registerNewZeros(r);
+  out::registerIndexing(r);
+  out::registerResizePad(r);
+  out::registerEinsum(r);
 }
 
 }  // namespace brisk::ops_cpu

@@ -1,8 +1,7 @@
 #pragma once
-// OpTester over groups of input sets. A Module learns its inputs' dtypes and ranks from
-// its first run (core/graph/signature.h), so input sets of another dtype or rank need
-// a Module of their own: each group (one dtype and rank per input, shapes typically
-// shrinking, to exercise retained outputs) gets its own OpTester.
+// OpTester over groups of input sets: one dtype and rank per input within a group,
+// shapes typically shrinking to exercise retained outputs. OpTester itself gives each
+// group its own Module (a Module fixes its inputs' dtypes and ranks at its first run).
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -15,16 +14,14 @@ namespace brisk::testing {
 
 using InputSets = std::vector<std::vector<c10::IValue>>;
 
-// `configure` sets the tolerance and the expected kernels of each group's OpTester.
+// `configure` sets the tolerance and the expected kernels.
 inline void runGroups(const std::string& ir, const std::vector<InputSets>& groups,
                       const std::function<void(OpTester&)>& configure) {
-  for (size_t g = 0; g < groups.size(); ++g) {
-    SCOPED_TRACE("input group " + std::to_string(g));
-    OpTester t(ir);
-    for (const auto& in : groups[g]) t.inputs(in);
-    configure(t);
-    t.run();
-  }
+  OpTester t(ir);
+  for (const InputSets& group : groups)
+    for (const auto& in : group) t.inputs(in);
+  configure(t);
+  t.run();
 }
 
 }  // namespace brisk::testing

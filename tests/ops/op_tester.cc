@@ -79,7 +79,33 @@ std::string kernelDetail(const Module& m, const std::string& op) {
   return "";
 }
 
+namespace {
+
+// What a Module fixes at its first run (core/graph/signature.h): each tensor input's
+// dtype and rank.
+std::vector<std::pair<int, int64_t>> inputSignature(const std::vector<c10::IValue>& set) {
+  std::vector<std::pair<int, int64_t>> s;
+  for (const c10::IValue& v : set)
+    if (v.isTensor()) s.emplace_back(static_cast<int>(v.toTensor().scalar_type()), v.toTensor().dim());
+  return s;
+}
+
+}  // namespace
+
 void OpTester::run() {
+  // Consecutive input sets of one signature share a Module (and so exercise its
+  // retained outputs); a set of another dtype or rank starts a Module of its own.
+  size_t begin = 0;
+  while (begin < input_sets_.size()) {
+    size_t end = begin + 1;
+    while (end < input_sets_.size() && inputSignature(input_sets_[end]) == inputSignature(input_sets_[begin])) ++end;
+    SCOPED_TRACE("input sets " + std::to_string(begin) + " to " + std::to_string(end - 1));
+    runSets(begin, end);
+    begin = end;
+  }
+}
+
+void OpTester::runSets(size_t begin, size_t end) {
   Options options = options_;
   options.use_delegates = options.use_delegates && delegates_;
   const bool has_ops_cpu =
@@ -104,7 +130,7 @@ void OpTester::run() {
   torch::jit::GraphFunction reference("reference", g, nullptr);
   auto runtime = module->createRuntime();
   for (int round = 0; round < 2; ++round) {
-    for (size_t s = 0; s < input_sets_.size(); ++s) {
+    for (size_t s = begin; s < end; ++s) {
       SCOPED_TRACE("input set " + std::to_string(s) + ", round " + std::to_string(round));
       const std::vector<c10::IValue>& in = input_sets_[s];
       ModelInputs pristine = cloneInputs(ModelInputs{in, {}});

@@ -81,9 +81,12 @@ class OpTester {
     fusion_ = true;
     return *this;
   }
+  // Consecutive input sets with the same tensor dtypes and ranks run on one Module (a
+  // Module fixes those at its first run); each change of them starts another Module.
   void run();
 
  private:
+  void runSets(size_t begin, size_t end);
   std::string ir_;
   std::vector<std::vector<c10::IValue>> input_sets_;
   std::vector<std::pair<std::string, KernelKind>> expected_;
