@@ -11,7 +11,6 @@
 #include <iostream>
 #include <iterator>
 #include <map>
-#include <set>
 
 #include "core/executor/module.h"
 #include "core/frontend/model_inputs.h"
