@@ -8,6 +8,7 @@
 #include <ATen/ops/resize_native.h>
 #include <c10/core/WrapDimMinimal.h>
 
+#include "ops_cpu/native/common.h"
 #include "ops_cpu/out_variant/common.h"
 
 namespace brisk::ops_cpu::out {
@@ -118,20 +119,24 @@ void rollBlocks(const at::Tensor& x, at::Tensor& o, const c10::SmallVector<int64
   }
 }
 
-// roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) with constant shifts and dims.
-// ATen's result is a fresh contiguous tensor; so is this one. dims=[] (roll of the
-// flattened tensor) is served for contiguous inputs, where the flat view is free.
-// Mismatched lists, 0-d inputs and bad dims go to ATen, which raises its own error.
+// roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) with constant dims; the shifts
+// may be computed at run time (Swin's windows shift by -shift_size, scripted as a list
+// built per run). ATen's result is a fresh contiguous tensor; so is this one. dims=[]
+// (roll of the flattened tensor) is served for contiguous inputs, where the flat view
+// is free. Mismatched lists, 0-d inputs and bad dims go to ATen, which raises its own
+// error.
 std::unique_ptr<Kernel> roll(KernelBuildContext& b) {
   if (numInputs(b) != 3) return nullptr;
-  auto shifts = constInts(b, 1), dims = constInts(b, 2);
-  if (!shifts || !dims) return nullptr;
-  if (dims->empty() ? shifts->size() != 1 : shifts->size() != dims->size()) return nullptr;
-  if (dims->size() > kMaxRollDims) return nullptr;
-  return makeKernel("brisk block-copy roll", [shifts = *shifts, dims = *dims](KernelContext& ctx) {
+  auto dims = constInts(b, 2);
+  if (!dims || dims->size() > kMaxRollDims) return nullptr;
+  native::IntListArg shifts_arg(b.node(), 1);
+  return makeKernel("brisk block-copy roll", [shifts_arg, dims = *dims](KernelContext& ctx) {
+    native::IntVec buf;
+    const c10::IntArrayRef shifts = shifts_arg.get(ctx, buf);
     const at::Tensor& x = ctx.tensor(0);
     const bool flat = dims.empty();
-    if (!isDenseCpu(x) || x.dim() == 0 || (flat && !x.is_contiguous())) {
+    if (!isDenseCpu(x) || x.dim() == 0 || (flat && !x.is_contiguous()) ||
+        shifts.size() != (flat ? 1 : dims.size())) {
       ctx.output(0) = at::roll(x, shifts, dims);
       return;
     }

@@ -8,6 +8,7 @@
 
 #include <array>
 
+#include "ops_cpu/native/common.h"
 #include "ops_cpu/out_variant/common.h"
 
 namespace brisk::ops_cpu::out {
@@ -64,11 +65,11 @@ void constantPad(KernelContext& ctx, const at::Tensor& x, c10::IntArrayRef pad, 
 // constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) (core ATen IR's F.pad).
 std::unique_ptr<Kernel> constantPadNd(KernelBuildContext& b) {
   if (numInputs(b) != 3) return nullptr;
-  auto pad = constInts(b, 1);
-  if (!pad) return nullptr;
+  native::IntListArg pad_arg(b.node(), 1);  // constant, or computed per run
   const ScalarArg value = scalarArg(b, 2);
-  return makeKernel("brisk fill + copy (constant_pad_nd)", [pad = *pad, value](KernelContext& ctx) {
-    constantPad(ctx, ctx.tensor(0), pad, value.get(ctx));
+  return makeKernel("brisk fill + copy (constant_pad_nd)", [pad_arg, value](KernelContext& ctx) {
+    native::IntVec buf;
+    constantPad(ctx, ctx.tensor(0), pad_arg.get(ctx, buf), value.get(ctx));
   });
 }
 
@@ -92,15 +93,19 @@ PadOutFn padOutFn(const std::string& mode, size_t pairs) {
 // ranks, and circular mode, are declined (aten::pad raises or decomposes them).
 std::unique_ptr<Kernel> pad(KernelBuildContext& b) {
   if (numInputs(b) != 4 || !isConst(b, 2) || !constant(b, 2).isString()) return nullptr;
-  auto pad = constInts(b, 1);
-  if (!pad) return nullptr;
   const std::string mode = constant(b, 2).toStringRef();
   if (mode == "constant") {
-    return makeKernel("brisk fill + copy (constant pad)", [pad = *pad](KernelContext& ctx) {
+    // The amounts may be computed per run (Swin pads each window stage to a multiple of
+    // the window size).
+    native::IntListArg pad_arg(b.node(), 1);
+    return makeKernel("brisk fill + copy (constant pad)", [pad_arg](KernelContext& ctx) {
+      native::IntVec buf;
       const c10::IValue& v = ctx.input(3);
-      constantPad(ctx, ctx.tensor(0), pad, c10::Scalar(v.isNone() ? 0.0 : v.toDouble()));
+      constantPad(ctx, ctx.tensor(0), pad_arg.get(ctx, buf), c10::Scalar(v.isNone() ? 0.0 : v.toDouble()));
     });
   }
+  auto pad = constInts(b, 1);
+  if (!pad) return nullptr;
   if (!isConstNone(b, 3) || pad->size() % 2 != 0) return nullptr;  // a value outside constant mode: ATen's error
   const size_t pairs = pad->size() / 2;
   PadOutFn fn = padOutFn(mode, pairs);

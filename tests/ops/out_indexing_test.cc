@@ -157,6 +157,23 @@ TEST(OutIndexing, RollSeveralDimsNegativeShiftRepeatedDim) {
       .run();
 }
 
+// Shifts computed per run (Swin's shifted windows roll by -shift_size, a list built at
+// run time).
+TEST(OutIndexing, RollShiftsComputedPerRun) {
+  OpTester(
+      "graph(%x : Tensor, %s : int):\n"
+      "  %m : int = aten::neg(%s)\n"
+      "  %sh : int[] = prim::ListConstruct(%m, %s)\n"
+      "  %d : int[] = prim::Constant[value=[1, 2]]()\n"
+      "  %y : Tensor = aten::roll(%x, %sh, %d)\n"
+      "  return (%y)\n")
+      .inputs({at::randn({2, 5, 6, 3}), int64_t{2}})
+      .inputs({at::randn({2, 4, 4, 3}), int64_t{7}})
+      .tolerance(Tolerance{0, 0, 0})
+      .expectKernel("aten::roll", KernelKind::kOutVariant)
+      .run();
+}
+
 TEST(OutIndexing, RollFlattened) {
   OpTester(rollIR("[5]", ""))
       .inputs({at::randn({3, 4})})

@@ -29,6 +29,28 @@ TEST(OutResizePad, PadConstantValue) {
       .run();
 }
 
+// Pad amounts computed per run (Swin pads each stage to a multiple of its window):
+// a list built at run time, for aten::pad and constant_pad_nd.
+TEST(OutResizePad, PadAmountsComputedPerRun) {
+  for (const char* op : {"aten::pad(%x, %pads, %mode, %none)", "aten::constant_pad_nd(%x, %pads, %zero)"}) {
+    SCOPED_TRACE(op);
+    OpTester(std::string("graph(%x : Tensor, %p : int):\n"
+                         "  %0 : int = prim::Constant[value=0]()\n"
+                         "  %zero : float = prim::Constant[value=0.]()\n"
+                         "  %mode : str = prim::Constant[value=\"constant\"]()\n"
+                         "  %none : NoneType = prim::Constant()\n"
+                         "  %pads : int[] = prim::ListConstruct(%0, %0, %0, %p, %0, %p)\n"
+                         "  %y : Tensor = ") +
+             op + "\n  return (%y)\n")
+        .inputs({at::randn({2, 5, 5, 3}), int64_t{3}})
+        .inputs({at::randn({1, 4, 4, 3}), int64_t{0}})
+        .inputs({at::randn({1, 4, 4, 3}), int64_t{-1}})  // negative: crops
+        .tolerance(kExact)
+        .expectKernel(std::string(op).rfind("aten::pad", 0) == 0 ? "aten::pad" : "aten::constant_pad_nd", kOut)
+        .run();
+  }
+}
+
 TEST(OutResizePad, PadConstantNoneNegativeCrops) {
   OpTester(padIR("[-1, 2, 1, -2]", "constant", "%v : NoneType = prim::Constant()"))
       .inputs({at::randn({4, 5})})
