@@ -12,12 +12,14 @@ as one node) for gru_bidir2:
   gru_cell_swapped  the same with the roles of the r and z gates swapped: not PyTorch's
                     gate order, so no step may fuse
 """
-import argparse
-import importlib.util
 import os
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export_common  # noqa: E402
 
 H = 16
 
@@ -61,13 +63,7 @@ class Cell(torch.nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--out", required=True)
-    p.add_argument("--jit-pickle", required=True)
-    a = p.parse_args()
-    spec = importlib.util.spec_from_file_location("jit_pickle", a.jit_pickle)
-    jit_pickle = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(jit_pickle)
+    out, jit_pickle = export_common.setup()
     torch.manual_seed(7)
     g = torch.Generator().manual_seed(77)
     programs = {
@@ -79,11 +75,9 @@ def main():
     for name, (module, args) in programs.items():
         ep = torch.export.export(module, args)
         if name == "gru_bidir2":
-            torch.export.save(ep, os.path.join(a.out, name + ".pt2"))
-        torch.export.save(ep.run_decompositions(), os.path.join(a.out, name + ".core.pt2"))
-        jit_pickle.save({"args": list(args), "kwargs": {}}, os.path.join(a.out, name + ".inputs.pt"))
-        with torch.no_grad():
-            jit_pickle.save(ep.module()(*args), os.path.join(a.out, name + ".expected.pt"))
+            torch.export.save(ep, os.path.join(out, name + ".pt2"))
+        torch.export.save(ep.run_decompositions(), os.path.join(out, name + ".core.pt2"))
+        export_common.save_inputs_and_expected(jit_pickle, out, name, ep, args)
 
 
 if __name__ == "__main__":

@@ -14,12 +14,14 @@ and index_assert_fails.pt2 with its inputs: x.to(float64) whose
 _assert_tensor_metadata was edited to expect float64, so that on its float32 input
 (which brisk's input check accepts) the assertion itself must fail.
 """
-import argparse
-import importlib.util
 import os
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export_common  # noqa: E402
 
 
 class Ops(torch.nn.Module):
@@ -76,13 +78,7 @@ class Dynamic(torch.nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--out", required=True)
-    p.add_argument("--jit-pickle", required=True)
-    a = p.parse_args()
-    spec = importlib.util.spec_from_file_location("jit_pickle", a.jit_pickle)
-    jit_pickle = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(jit_pickle)
+    out, jit_pickle = export_common.setup()
     torch.manual_seed(11)
     g = torch.Generator().manual_seed(111)
     ops_args = (torch.randn(2, 4, 8, generator=g), torch.randint(0, 8, (2, 4, 3), generator=g),
@@ -97,13 +93,11 @@ def main():
         "index_dynamic": (dyn, dyn_args),
     }
     for name, (ep, args) in programs.items():
-        torch.export.save(ep, os.path.join(a.out, name + ".pt2"))
-        jit_pickle.save({"args": list(args), "kwargs": {}}, os.path.join(a.out, name + ".inputs.pt"))
-        with torch.no_grad():
-            jit_pickle.save(ep.module()(*args), os.path.join(a.out, name + ".expected.pt"))
+        torch.export.save(ep, os.path.join(out, name + ".pt2"))
+        export_common.save_inputs_and_expected(jit_pickle, out, name, ep, args)
     assert_args = (torch.randn(2, 3, generator=g),)
-    torch.export.save(assert_fails(assert_args), os.path.join(a.out, "index_assert_fails.pt2"))
-    jit_pickle.save({"args": list(assert_args), "kwargs": {}}, os.path.join(a.out, "index_assert_fails.inputs.pt"))
+    torch.export.save(assert_fails(assert_args), os.path.join(out, "index_assert_fails.pt2"))
+    jit_pickle.save({"args": list(assert_args), "kwargs": {}}, os.path.join(out, "index_assert_fails.inputs.pt"))
 
 
 if __name__ == "__main__":

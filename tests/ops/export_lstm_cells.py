@@ -13,12 +13,14 @@ Writes <name>.core.pt2, <name>.inputs.pt and <name>.expected.pt for:
   cell_swapped   the same with the roles of the i and f gates swapped: not ATen's gate
                  order, so no step may fuse
 """
-import argparse
-import importlib.util
 import os
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export_common  # noqa: E402
 
 H = 16
 
@@ -70,13 +72,7 @@ class Cell(torch.nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--out", required=True)
-    p.add_argument("--jit-pickle", required=True)
-    a = p.parse_args()
-    spec = importlib.util.spec_from_file_location("jit_pickle", a.jit_pickle)
-    jit_pickle = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(jit_pickle)
+    out, jit_pickle = export_common.setup()
     torch.manual_seed(5)
     g = torch.Generator().manual_seed(55)
     programs = {
@@ -89,10 +85,8 @@ def main():
     }
     for name, (module, args) in programs.items():
         ep = torch.export.export(module, args).run_decompositions()
-        torch.export.save(ep, os.path.join(a.out, name + ".core.pt2"))
-        jit_pickle.save({"args": list(args), "kwargs": {}}, os.path.join(a.out, name + ".inputs.pt"))
-        with torch.no_grad():
-            jit_pickle.save(ep.module()(*args), os.path.join(a.out, name + ".expected.pt"))
+        torch.export.save(ep, os.path.join(out, name + ".core.pt2"))
+        export_common.save_inputs_and_expected(jit_pickle, out, name, ep, args)
 
 
 if __name__ == "__main__":

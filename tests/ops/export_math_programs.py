@@ -10,12 +10,14 @@ run_decompositions()), <name>.inputs.pt and <name>.expected.pt for each program:
   math_inplace  clamp_, masked_fill_.Scalar, silu_, hardswish_, dropout_ (eval) and
                 fill_.Tensor, which the aten IR keeps in place
 """
-import argparse
-import importlib.util
 import os
+import sys
 
 import torch
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export_common  # noqa: E402
 
 
 class MathOps(torch.nn.Module):
@@ -46,13 +48,7 @@ class InPlaceOps(torch.nn.Module):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--out", required=True)
-    p.add_argument("--jit-pickle", required=True)
-    a = p.parse_args()
-    spec = importlib.util.spec_from_file_location("jit_pickle", a.jit_pickle)
-    jit_pickle = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(jit_pickle)
+    out, jit_pickle = export_common.setup()
     g = torch.Generator().manual_seed(11)
     programs = {
         "math_ops": (MathOps().eval(), (torch.randn(4, 5, generator=g), torch.rand(4, 5, generator=g) + 0.5,
@@ -63,11 +59,9 @@ def main():
     }
     for name, (module, args) in programs.items():
         ep = torch.export.export(module, args)
-        torch.export.save(ep, os.path.join(a.out, name + ".pt2"))
-        torch.export.save(ep.run_decompositions(), os.path.join(a.out, name + ".core.pt2"))
-        jit_pickle.save({"args": list(args), "kwargs": {}}, os.path.join(a.out, name + ".inputs.pt"))
-        with torch.no_grad():
-            jit_pickle.save(ep.module()(*args), os.path.join(a.out, name + ".expected.pt"))
+        torch.export.save(ep, os.path.join(out, name + ".pt2"))
+        torch.export.save(ep.run_decompositions(), os.path.join(out, name + ".core.pt2"))
+        export_common.save_inputs_and_expected(jit_pickle, out, name, ep, args)
 
 
 if __name__ == "__main__":
