@@ -8,10 +8,13 @@
 //
 // So brisk keeps its threads out of that wait. An atexit hook (registered at import;
 // it runs before the interpreter starts finalizing) marks the exit and lets every thread
-// already waiting for the GIL get it and go back to Python. From then on a thread coming
-// back from a run parks until the process ends instead of asking for the GIL, a thread
-// entering brisk parks too, and a launcher runs its task without Python. The thread
-// running the exit itself (later atexit handlers may still call a model) is never parked.
+// already waiting for the GIL get it; each then lets it go again and parks, rather than
+// go back to Python code that may be finalized under it (torch frees a tensor with the
+// GIL released, and a thread ended there aborts the process). From then on a thread
+// coming back from a run parks until the process ends instead of asking for the GIL, a
+// thread entering brisk parks too, and a launcher runs its task without Python. The
+// thread running the exit itself (later atexit handlers may still call a model) is never
+// parked.
 #include <Python.h>
 
 namespace brisk::py_gil {

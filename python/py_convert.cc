@@ -85,6 +85,50 @@ c10::IValue convert(const py::handle& obj, const c10::TypePtr& declared, const s
   throw Error(what + ": cannot convert a Python " + typeName(obj) + " to a TorchScript value");
 }
 
+// The same tensors over new TensorImpls without a Python object (Tensor::detach: the
+// storage and version counter are shared, so in-place writes still reach the caller).
+// A TensorImpl Python created owns its PyObject once Python drops the object first (as
+// the interpreter does to globals at exit), and whoever releases the last C++ reference
+// then takes the GIL. brisk's worker threads hold inputs too (a fork task's arguments,
+// dropped after its future completes): without the GIL they must never hold Python's.
+// In place: the containers are the ones this conversion just made, no one else's.
+void dropPyObjects(c10::IValue& v) {
+  if (v.isTensor()) {
+    if (v.toTensor().defined()) v = v.toTensor().detach();
+  } else if (v.isTensorList()) {
+    c10::List<at::Tensor> l = v.toTensorList();
+    for (size_t i = 0; i < l.size(); ++i) {
+      const at::Tensor t = l.get(i);
+      if (t.defined()) l.set(i, t.detach());
+    }
+  } else if (v.isList()) {
+    c10::impl::GenericList l = v.toList();
+    for (size_t i = 0; i < l.size(); ++i) {
+      c10::IValue e = l.get(i);
+      dropPyObjects(e);
+      l.set(i, std::move(e));
+    }
+  } else if (v.isTuple()) {
+    c10::ivalue::Tuple& t = v.toTupleRef();
+    for (size_t i = 0; i < t.elements().size(); ++i) {
+      c10::IValue e = t.elements()[i];
+      dropPyObjects(e);
+      t.unsafeSetElement(i, std::move(e));
+    }
+  } else if (v.isGenericDict()) {
+    for (const auto& entry : v.toGenericDict()) {
+      c10::IValue e = entry.value();
+      dropPyObjects(e);
+      entry.setValue(std::move(e));
+    }
+  }
+}
+
+c10::IValue withoutPyObjects(c10::IValue v) {
+  dropPyObjects(v);
+  return v;
+}
+
 const Argument* findArg(const Signature& signature, const std::string& name) {
   for (const Argument& a : signature.args())
     if (a.name == name) return &a;
@@ -119,12 +163,12 @@ ModelInputs toInputs(const Signature& signature, const py::args& args, const py:
     const c10::TypePtr type = i < declared.size() ? declared[i].type : nullptr;
     const std::string what = i < declared.size() ? "argument '" + declared[i].name + "'"
                                                  : "positional argument " + std::to_string(i);
-    in.args.push_back(convert(args[i], type, what));
+    in.args.push_back(withoutPyObjects(convert(args[i], type, what)));
   }
   for (const auto& [key, value] : kwargs) {
     const std::string name = py::str(key);
     const Argument* a = findArg(signature, name);
-    in.kwargs.emplace(name, convert(value, a ? a->type : nullptr, "argument '" + name + "'"));
+    in.kwargs.emplace(name, withoutPyObjects(convert(value, a ? a->type : nullptr, "argument '" + name + "'")));
   }
   return in;
 }
