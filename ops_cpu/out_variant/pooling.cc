@@ -1,15 +1,17 @@
 // Pooling: max_pool2d, max_pool2d_with_indices, avg_pool2d, adaptive_avg_pool2d.
 //
 // max_pool2d on a contiguous NCHW/CHW float or double input runs maxPool2dPlanes
-// (max_pool_nchw.h): ATen's values bit for bit, written straight into the output, no
+// (max_pool_nchw.h), and on a channels-last float input maxPool2dNhwcRows
+// (max_pool_nhwc.h): ATen's values bit for bit, written straight into the output, no
 // indices and no scratch tensors. (ATen's own NCHW kernel is ~10x slower than its
 // channels-last one; the previous workaround pooled through per-thread channels-last
 // scratch copies, which kept ~45 MiB alive for the life of the process at ResNet-18
-// batch 8.) Other inputs (channels-last, strided, half/bfloat16) use ATen's
-// max_pool2d_with_indices with the indices dropped into a per-thread scratch tensor
-// that keeps its capacity across calls (only one kernel runs at a time on a thread,
-// and the indices are dead once the call returns); arguments ATen rejects also go
-// there, so the error is ATen's.
+// batch 8. ATen's channels-last kernel writes int64 indices too: 12.8 MB a call, held,
+// behind ResNet-18's oneDNN stem at batch 8.) Other inputs (strided, half/bfloat16,
+// channels-last double) use ATen's max_pool2d_with_indices with the indices dropped
+// into a per-thread scratch tensor that keeps its capacity across calls (only one
+// kernel runs at a time on a thread, and the indices are dead once the call returns);
+// arguments ATen rejects also go there, so the error is ATen's.
 #include <ATen/CPUFunctions.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/resize_native.h>
@@ -18,6 +20,7 @@
 
 #include "ops_cpu/out_variant/common.h"
 #include "ops_cpu/simd/max_pool_nchw.h"
+#include "ops_cpu/simd/max_pool_nhwc.h"
 
 namespace brisk::ops_cpu::out {
 namespace {
@@ -89,6 +92,33 @@ bool maxPoolDirect(KernelContext& ctx, const at::Tensor& x, MaxPoolArgs a) {
   return true;
 }
 
+// Pools a channels-last NCHW-shaped float `x` with maxPool2dNhwcRows into a
+// channels-last output 0 (ATen's layout for such an input). False, having written
+// nothing, where maxPoolDirect would be.
+bool maxPoolChannelsLast(KernelContext& ctx, const at::Tensor& x, MaxPoolArgs a) {
+  const int64_t n = x.size(0), c = x.size(1);
+  a.h.in = x.size(2);
+  a.w.in = x.size(3);
+  if (n == 0 || c == 0 || a.h.in == 0 || a.w.in == 0) return false;
+  a.h.out = maxPoolOutputSize(a.h.in, a.h.kernel, a.h.pad, a.h.stride, a.h.dilation, a.ceil_mode);
+  a.w.out = maxPoolOutputSize(a.w.in, a.w.kernel, a.w.pad, a.w.stride, a.w.dilation, a.ceil_mode);
+  if (a.h.out < 1 || a.w.out < 1) return false;
+  const std::vector<int64_t> sizes{n, c, a.h.out, a.w.out};
+  at::Tensor* o = reusableOut(ctx, 0, at::kFloat);
+  if (o) {
+    at::native::resize_(*o, sizes, at::MemoryFormat::ChannelsLast);
+  } else {
+    ctx.output(0) = at::empty(sizes, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+    o = &ctx.output(0).toTensor();
+  }
+  const float* in = x.data_ptr<float>();
+  float* out = o->data_ptr<float>();
+  forPlanes(n * a.h.out, a.w.out * c, [&](int64_t begin, int64_t end) {
+    maxPool2dNhwcRows(in, out, c, a.h, a.w, begin, end);
+  });
+  return true;
+}
+
 // max_pool2d and max_pool2d_with_indices (same arguments). `indices`: the node's
 // indices output is read, so it is computed into output 1 (ATen's kernel); otherwise
 // only the values are, and output 1 stays unset (nothing can observe it).
@@ -101,7 +131,7 @@ std::unique_ptr<Kernel> maxPoolKernel(KernelBuildContext& b, bool indices) {
   const bool cm = *ceil;
   const std::optional<MaxPoolArgs> args = maxPoolArgs(ks, st, pad, dil, cm);
   return makeKernel(indices ? "at::cpu::max_pool2d_with_indices_out"
-                            : "max_pool2d: direct NCHW (float/double) | at::cpu::max_pool2d_with_indices_out",
+                            : "max_pool2d: direct NCHW (float/double) or NHWC (float) | at::cpu::max_pool2d_with_indices_out",
                     [ks, st, pad, dil, cm, args, indices](KernelContext& ctx) {
                       const at::Tensor& x = ctx.tensor(0);
                       if (!isDenseCpu(x) || !c10::isFloatingType(x.scalar_type()) || (x.dim() != 3 && x.dim() != 4)) {
@@ -117,6 +147,10 @@ std::unique_ptr<Kernel> maxPoolKernel(KernelBuildContext& b, bool indices) {
                       const auto dt = x.scalar_type();
                       if (!indices && args && (dt == at::kFloat || dt == at::kDouble) && x.is_contiguous() &&
                           x.suggest_memory_format() == at::MemoryFormat::Contiguous && maxPoolDirect(ctx, x, *args))
+                        return;
+                      if (!indices && args && dt == at::kFloat && x.dim() == 4 &&
+                          x.suggest_memory_format() == at::MemoryFormat::ChannelsLast &&
+                          x.is_contiguous(at::MemoryFormat::ChannelsLast) && maxPoolChannelsLast(ctx, x, *args))
                         return;
                       at::Tensor* idx = indices ? reusableOut(ctx, 1, at::kLong) : nullptr;
                       if (indices && !idx) {

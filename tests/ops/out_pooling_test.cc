@@ -238,6 +238,38 @@ TEST(OutPooling, MaxPool2dThreaded) {
   at::set_num_threads(threads);
 }
 
+// Channels-last float inputs run brisk's NHWC kernel (no indices): ATen's bits and
+// strides, with channel counts that exercise the 32-channel blocks, the 8-channel
+// blocks and the scalar tail.
+TEST(OutPooling, MaxPool2dChannelsLastBitIdenticalToATen) {
+  struct Case {
+    std::vector<int64_t> k, s, p, d;
+    bool ceil_mode;
+  };
+  const Case cases[] = {
+      {{3, 3}, {2, 2}, {1, 1}, {1, 1}, false}, {{2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
+      {{3, 2}, {1, 1}, {1, 1}, {1, 1}, false}, {{3, 3}, {1, 2}, {1, 0}, {2, 3}, true},
+      {{5, 4}, {3, 4}, {2, 2}, {1, 1}, true},  {{1, 1}, {2, 1}, {0, 0}, {1, 1}, false},
+  };
+  const auto cl = at::MemoryFormat::ChannelsLast;
+  uint64_t seed = 100;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(maxPoolIR(c.k, c.s, c.p, c.d, c.ceil_mode));
+    std::vector<at::Tensor> xs;
+    for (int64_t ch : {3, 8, 13, 40, 67})
+      xs.push_back(specialValues<float>({2, ch, 11, 14}, seed++).contiguous(cl));
+    expectBitIdentical(maxPoolIR(c.k, c.s, c.p, c.d, c.ceil_mode), xs, c.k, c.s, c.p, c.d, c.ceil_mode);
+  }
+  // ResNet's stem pool as it runs behind a channels-last convolution, and with threads.
+  expectBitIdentical(kMaxPoolIR, {specialValues<float>({2, 64, 30, 30}, 9).contiguous(cl)}, {3, 3}, {2, 2}, {1, 1},
+                     {1, 1}, false);
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  expectBitIdentical(kMaxPoolIR, {specialValues<float>({3, 40, 33, 31}, 10).contiguous(cl)}, {3, 3}, {2, 2},
+                     {1, 1}, {1, 1}, false);
+  at::set_num_threads(threads);
+}
+
 // Argument errors are ATen's own: the kernel leaves every input ATen would reject to
 // ATen.
 TEST(OutPooling, MaxPool2dErrors) {

@@ -5,6 +5,7 @@
 //                   work)
 //   depthwise_nchw  3x3 depthwise conv, NCHW                vs  at::conv2d (oneDNN)
 //   max_pool_nchw   max_pool2d, NCHW                        vs  at::max_pool2d
+//   max_pool_nhwc   max_pool2d, channels-last float          vs  at::max_pool2d
 // For every case: median time per call over rounds of ~20 ms, the ratio torch / brisk
 // (above 1: brisk's kernel is faster), and the largest difference between the results.
 // This is a benchmark, not a test: it prints, it never fails on a number.
@@ -23,6 +24,7 @@
 
 #include "ops_cpu/simd/depthwise_nchw.h"
 #include "ops_cpu/simd/max_pool_nchw.h"
+#include "ops_cpu/simd/max_pool_nhwc.h"
 #include "ops_cpu/simd/small_gemm.h"
 #include "tools/cli/stats.h"
 
@@ -171,6 +173,31 @@ void benchMaxPool() {
   }
 }
 
+// Channels-last inputs, as they come out of oneDNN convolution partitions: ATen's
+// kernel also writes an int64 index per output value.
+void benchMaxPoolNhwc() {
+  namespace o = brisk::ops_cpu::out;
+  struct Case {
+    int64_t n, c, hw, k, s, p;
+  };
+  const std::vector<Case> cases = {{1, 64, 112, 3, 2, 1}, {8, 64, 112, 3, 2, 1}, {1, 192, 28, 3, 2, 1}};
+  for (const Case& cs : cases) {
+    at::Tensor x = at::randn({cs.n, cs.c, cs.hw, cs.hw}).contiguous(at::MemoryFormat::ChannelsLast);
+    WindowDim h{cs.hw, 0, cs.k, cs.s, cs.p, 1};
+    h.out = o::maxPoolOutputSize(h.in, h.kernel, h.pad, h.stride, h.dilation, false);
+    at::Tensor y = at::empty({cs.n, cs.c, h.out, h.out}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+    auto brisk = [&] { o::maxPool2dNhwcRows(x.data_ptr<float>(), y.data_ptr<float>(), cs.c, h, h, 0, cs.n * h.out); };
+    auto torch = [&] { return at::max_pool2d(x, {cs.k, cs.k}, {cs.s, cs.s}, {cs.p, cs.p}); };
+    const double tb = medianSeconds(brisk);
+    const double tt = medianSeconds([&] { torch(); });
+    brisk();
+    row("max_pool_nhwc",
+        std::to_string(cs.n) + "x" + std::to_string(cs.c) + "x" + std::to_string(cs.hw) + "^2 k" +
+            std::to_string(cs.k) + " s" + std::to_string(cs.s),
+        "at::max_pool2d", tb, tt, maxDiff(y, torch()));
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -184,5 +211,6 @@ int main() {
   benchSmallGemm();
   benchDepthwise();
   benchMaxPool();
+  benchMaxPoolNhwc();
   return 0;
 }
