@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/executor/module.h"
 #include "core/kernels/delegate.h"
@@ -186,6 +188,47 @@ TEST(OneDnnFusion, ConvWeightFreedUntilTheNestedBlockNeedsIt) {
   const at::Tensor back = rt->run(nested).toTensor();
   EXPECT_TRUE(bitEqual(back, ownKernels(ir, nested).toTensor()));
   EXPECT_EQ(compareIValues(rt->run(served), ownKernels(ir, served), kTol), "");
+}
+
+// Runtimes of one Module on several threads at once: first packings for two input
+// shapes (two weight blockings on this CPU at batch 1 and 8), the nested block that puts
+// the freed weight back, and served calls after it, all racing on one partition's
+// packed weights. Every result must match brisk's own kernels; under --config=tsan this
+// is the release/restore path's race check.
+TEST(OneDnnFusion, FreedWeightRestoredWhileOtherRuntimesRun) {
+  const std::string ir = convIR(16, 8, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1,
+                                "  %one : int = prim::Constant[value=1]()\n"
+                                "  %sum : Tensor = aten::add(%y, %r, %one)\n"
+                                "  %out : Tensor = aten::relu(%sum)\n",
+                                ", %r : Tensor");
+  Options o;
+  o.strict_inputs = false;
+  const std::vector<std::vector<c10::IValue>> inputs{
+      {at::randn({1, 8, 12, 12}), at::randn({1, 16, 12, 12})},
+      {at::randn({8, 8, 12, 12}), at::randn({8, 16, 12, 12})},
+      {at::randn({2, 8, 12, 12}), at::randn({1, 16, 1, 1})},  // broadcasting: the nested block
+  };
+  std::vector<c10::IValue> expected;
+  for (const auto& in : inputs) expected.push_back(ownKernels(ir, in));
+  constexpr int kThreads = 4, kRounds = 6;
+  for (int round = 0; round < kRounds; ++round) {
+    auto m = Module::fromIR(ir, o, "restore-race");
+    std::vector<std::string> errors(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        auto rt = m->createRuntime();
+        // Each thread starts at another input, so first packings, the restore and served
+        // calls overlap.
+        for (int i = 0; i < 6 && errors[t].empty(); ++i) {
+          const size_t k = static_cast<size_t>(t + i + round) % inputs.size();
+          errors[t] = compareIValues(rt->run(inputs[k]), expected[k], kTol);
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(errors[t], "") << "round " << round << " thread " << t;
+  }
 }
 
 // A weight two partitions read (a tied weight) is read outside each of them: neither
