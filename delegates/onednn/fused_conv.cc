@@ -5,6 +5,12 @@
 // is converted once at the partition's edge, and the result stays NHWC unless a reader
 // needs NCHW.
 //
+// A chain with a depthwise step (conv1x1 -> dwconv3x3, fusion_chain.h) runs as one
+// primitive with oneDNN's depthwise post-op where oneDNN has a fused kernel for the
+// shape, and otherwise as two primitives through an intermediate (oneDNN's reference
+// "fused" implementation only chains the two: measured no faster on Zen 3, so it is
+// not taken).
+//
 // Per input shape (shape_cache.h) the partition builds the primitive once, with the
 // weight in the blocked format that primitive chose (packed_weights.h: one copy per
 // format, shared by the shapes that ask for it); a call then only points
@@ -19,6 +25,7 @@
 #include <stdexcept>
 
 #include "core/graph/graph.h"
+#include "delegates/onednn/conv_weights.h"
 #include "delegates/onednn/dnnl_runtime.h"
 #include "delegates/onednn/fused_ops.h"
 #include "delegates/onednn/packed_weights.h"
@@ -32,23 +39,18 @@ using dims = dnnl::memory::dims;
 using tag = dnnl::memory::format_tag;
 constexpr auto f32 = dnnl::memory::data_type::f32;
 
-std::vector<int64_t> pair2(const Value* v, const char* what) {
-  std::vector<int64_t> l = v->constant().toIntVector();
-  if (l.size() == 1) l.push_back(l[0]);
-  if (l.size() != 2) throw std::runtime_error(std::string("conv ") + what + " must have 1 or 2 values");
-  return l;
-}
-
-at::Tensor constTensorOr(const Value* v, const at::Tensor& otherwise) {
-  return v->constant().isNone() ? otherwise : v->constant().toTensor();
-}
-
 // The primitive and packed weight for one input shape. `ok` false: oneDNN has no
 // kernel for it, and the nested block runs instead.
 struct ConvPlan {
   bool ok = false;
-  dnnl::convolution_forward prim;
+  dnnl::convolution_forward prim;  // the whole chain, or its 1x1 step when `split`
   dnnl::memory weights;  // oneDNN's blocked copy (PackedWeights), perhaps shared with other plans
+  dnnl::memory dw_weights;  // the depthwise post-op's weight (a fused depthwise step)
+  // A depthwise step oneDNN does not fuse for this shape: its own primitive, after
+  // `prim`, reading `mid`.
+  bool split = false;
+  dnnl::convolution_forward dw_prim;
+  dnnl::memory::desc mid;
   dnnl::memory::desc src, dst;
   std::optional<dnnl::memory::desc> other;  // the residual add's operand
   size_t scratch_bytes = 0;
@@ -63,7 +65,7 @@ struct ConvPlan {
 // A Runtime's memory objects for one plan: rebound to the call's tensors each call.
 struct BoundPlan {
   const ConvPlan* plan = nullptr;
-  dnnl::memory src, dst, other, scratch, nchw_src, nchw_dst;
+  dnnl::memory src, dst, other, scratch, nchw_src, nchw_dst, mid;
 };
 
 struct ConvState final : DnnlState {
@@ -74,51 +76,15 @@ struct ConvState final : DnnlState {
 class FusedConv final : public CompiledPartition {
  public:
   FusedConv(const FusionChain& c, const Partition& partition, bool nhwc_output)
-      : chain_(c.str()), nhwc_output_(nhwc_output) {
+      : chain_(c.str()), nhwc_output_(nhwc_output), conv_(*c.nodes[0], c.bn, partition.releasable) {
     const Node& node = partition.node;
-    const Node& conv = *c.nodes[0];
-    const auto& in = conv.inputs();
-    at::Tensor w = in[1]->constant().toTensor();
-    at::Tensor b = constTensorOr(in[2], at::Tensor());
-    stride_ = pair2(in[3], "stride");
-    padding_ = pair2(in[4], "padding");
-    dilation_ = pair2(in[5], "dilation");
-    groups_ = in[conv.key() == "aten::conv2d" ? 6 : 8]->constant().toInt();
-    for (size_t i = 0; i < 2; ++i)
-      if (stride_[i] < 1 || dilation_[i] < 1 || padding_[i] < 0) throw std::runtime_error("bad conv geometry");
-    if (groups_ < 1 || w.size(0) % groups_ != 0) throw std::runtime_error("bad conv groups");
-    if (c.bn) {
-      const auto& bi = c.bn->inputs();
-      const double eps = bi[c.bn->key() == "aten::batch_norm" ? 7 : 6]->constant().toDouble();
-      at::Tensor mean = bi[3]->constant().toTensor(), var = bi[4]->constant().toTensor();
-      at::Tensor gamma = constTensorOr(bi[1], at::ones_like(mean)), beta = constTensorOr(bi[2], at::zeros_like(mean));
-      at::Tensor scale = gamma / at::sqrt(var + eps);
-      w = w * scale.reshape({-1, 1, 1, 1});
-      b = ((b.defined() ? b : at::zeros_like(mean)) - mean) * scale + beta;
-    }
-    out_channels_ = w.size(0);
-    in_channels_ = w.size(1) * groups_;
-    kh_ = w.size(2);
-    kw_ = w.size(3);
-    // A folded weight is the partition's own; the graph's may lose its bytes only when
-    // nothing else reads them (delegate.h), and comes back exactly (no fold applied).
-    const auto& free_ok = partition.releasable;
-    const PackedWeights::Dense dense =
-        c.bn ? PackedWeights::Dense::kOwned
-             : std::find(free_ok.begin(), free_ok.end(), in[1]) != free_ok.end() ? PackedWeights::Dense::kReleasable
-                                                                                  : PackedWeights::Dense::kShared;
-    weights_ = std::make_unique<PackedWeights>(
-        w, dnnl::memory::desc(weightDims(), f32, groups_ > 1 ? tag::goihw : tag::oihw), dense);
-    if (b.defined()) {
-      if (b.numel() != out_channels_) throw std::runtime_error("bias does not match the weight");
-      bias_ = b.contiguous();
-      bias_md_ = dnnl::memory::desc({out_channels_}, f32, tag::a);
-      bias_mem_ = dnnl::memory(bias_md_, cpuEngine(), bias_.data_ptr());
-    }
+    if (c.dw) dw_ = std::make_unique<ConvWeights>(*c.dw, c.dw_bn, partition.releasable);
     unary_ = c.unary;
+    dw_unary_ = c.dw_unary;
     dnnl::post_ops check;
     appendUnary(check, unary_);  // now: an op oneDNN lacks fails the compile, not a call
-    x_input_ = inputIndex(node, conv.input(0));
+    appendUnary(check, dw_unary_);
+    x_input_ = inputIndex(node, c.nodes[0]->input(0));
     if (c.add) other_input_ = static_cast<int>(inputIndex(node, c.add->input(c.add_other)));
     plans_ = std::make_unique<ShapeCache<ConvPlan>>([this](c10::IntArrayRef x) { return plan(x); });
   }
@@ -127,18 +93,22 @@ class FusedConv final : public CompiledPartition {
 
   bool run(KernelContext& ctx, KernelState* state) const override {
     if (serve(ctx, *static_cast<ConvState*>(state))) return true;
-    weights_->restoreDense();  // the nested block reads the dense weight next
+    conv_.weights->restoreDense();  // the nested block reads the dense weights next
+    if (dw_) dw_->weights->restoreDense();
     return false;
   }
 
   std::string describe() const override {
     std::ostringstream os;
-    os << chain_ << " " << kh_ << "x" << kw_ << " " << in_channels_ << "->" << out_channels_;
-    if (groups_ > 1) os << " groups " << groups_;
-    if (stride_[0] > 1 || stride_[1] > 1) os << " stride " << stride_[0];
-    if (dilation_[0] > 1 || dilation_[1] > 1) os << " dilation " << dilation_[0];
-    os << " (oneDNN convolution, " << plans_->shapes() << " input shapes prepared so far, " << weights_->formats()
-       << " packed weight formats" << (weights_->denseReleased() ? ", dense weight freed" : "") << ")";
+    os << chain_ << " " << geometry(conv_);
+    if (dw_) os << ", depthwise " << geometry(*dw_);
+    os << " (oneDNN convolution, " << plans_->shapes() << " input shapes prepared so far, "
+       << conv_.weights->formats() << " packed weight formats"
+       << (conv_.weights->denseReleased() ? ", dense weight freed" : "");
+    if (dw_)
+      os << ", depthwise step fused into the 1x1 kernel for "
+         << plans_->count([](const ConvPlan& p) { return p.ok && !p.split; }) << " of them";
+    os << ")";
     return os.str();
   }
   std::vector<std::string> edgeConversions() const override {
@@ -153,14 +123,19 @@ class FusedConv final : public CompiledPartition {
   bool serve(KernelContext& ctx, ConvState& st) const {
     const at::Tensor& x0 = ctx.tensor(x_input_);
     if (x0.dim() != 4 || x0.scalar_type() != at::kFloat || x0.layout() != at::kStrided || !x0.is_cpu() ||
-        x0.size(1) != in_channels_ || x0.numel() == 0)
+        x0.size(1) != conv_.in_channels || x0.numel() == 0)
       return false;
-    const int64_t oh = outSize(x0.size(2), 0), ow = outSize(x0.size(3), 1);
+    int64_t oh = conv_.outSize(x0.size(2), 0), ow = conv_.outSize(x0.size(3), 1);
+    if (dw_) {
+      oh = dw_->outSize(oh, 0);
+      ow = dw_->outSize(ow, 1);
+    }
     if (oh < 1 || ow < 1) return false;
+    const int64_t out_channels = conv_.out_channels;  // a depthwise step keeps them
     at::Tensor other;
     if (other_input_ >= 0) {
       const at::Tensor& o = ctx.tensor(other_input_);
-      if (o.scalar_type() != at::kFloat || o.dim() != 4 || o.size(0) != x0.size(0) || o.size(1) != out_channels_ ||
+      if (o.scalar_type() != at::kFloat || o.dim() != 4 || o.size(0) != x0.size(0) || o.size(1) != out_channels ||
           o.size(2) != oh || o.size(3) != ow || o.layout() != at::kStrided || !o.is_cpu())
         return false;  // a broadcasting add: brisk's kernels
       other = o.is_contiguous(at::MemoryFormat::ChannelsLast) ? o : o.contiguous(at::MemoryFormat::ChannelsLast);
@@ -183,25 +158,41 @@ class FusedConv final : public CompiledPartition {
       x = x0.contiguous(at::MemoryFormat::ChannelsLast);
       b.src.set_data_handle(x.data_ptr());
     }
-    at::Tensor y = at::empty({x.size(0), out_channels_, oh, ow}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+    at::Tensor y = at::empty({x.size(0), out_channels, oh, ow}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
-
+    if (scratch.defined()) b.scratch.set_data_handle(scratch.data_ptr());
     b.dst.set_data_handle(y.data_ptr());
-    dnnl_exec_arg_t args[6];
+    at::Tensor mid;
+    if (p.split) {
+      mid = at::empty({x.size(0), out_channels, conv_.outSize(x.size(2), 0), conv_.outSize(x.size(3), 1)},
+                      x.options().memory_format(at::MemoryFormat::ChannelsLast));
+      b.mid.set_data_handle(mid.data_ptr());
+    }
+    dnnl_exec_arg_t args[8];
     int n = 0;
     args[n++] = {DNNL_ARG_SRC, b.src.get()};
     args[n++] = {DNNL_ARG_WEIGHTS, p.weights.get()};
-    args[n++] = {DNNL_ARG_DST, b.dst.get()};
-    if (bias_.defined()) args[n++] = {DNNL_ARG_BIAS, bias_mem_.get()};
-    if (scratch.defined()) {
-      b.scratch.set_data_handle(scratch.data_ptr());
-      args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
-    }
+    args[n++] = {DNNL_ARG_DST, p.split ? b.mid.get() : b.dst.get()};
+    if (conv_.bias.defined()) args[n++] = {DNNL_ARG_BIAS, conv_.bias_mem.get()};
+    if (scratch.defined()) args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
     if (other.defined()) {
       b.other.set_data_handle(other.data_ptr());
       args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, b.other.get()};
     }
+    if (dw_ && !p.split) {
+      args[n++] = {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, p.dw_weights.get()};
+      if (dw_->bias.defined()) args[n++] = {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_->bias_mem.get()};
+    }
     st.execute(p.prim, args, n);
+    if (p.split) {
+      n = 0;
+      args[n++] = {DNNL_ARG_SRC, b.mid.get()};
+      args[n++] = {DNNL_ARG_WEIGHTS, p.dw_weights.get()};
+      args[n++] = {DNNL_ARG_DST, b.dst.get()};
+      if (dw_->bias.defined()) args[n++] = {DNNL_ARG_BIAS, dw_->bias_mem.get()};
+      if (scratch.defined()) args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
+      st.execute(p.dw_prim, args, n);
+    }
     if (nhwc_output_) {
       ctx.output(0) = std::move(y);
     } else {
@@ -213,15 +204,13 @@ class FusedConv final : public CompiledPartition {
     return true;
   }
 
-  int64_t outSize(int64_t in, size_t d) const {
-    const int64_t k = d == 0 ? kh_ : kw_;
-    return (in + 2 * padding_[d] - dilation_[d] * (k - 1) - 1) / stride_[d] + 1;
-  }
-
-  // oneDNN's logical weight dims: a leading group dim for grouped convolutions.
-  dims weightDims() const {
-    return groups_ > 1 ? dims{groups_, out_channels_ / groups_, in_channels_ / groups_, kh_, kw_}
-                       : dims{out_channels_, in_channels_, kh_, kw_};
+  static std::string geometry(const ConvWeights& w) {
+    std::ostringstream os;
+    os << w.kh << "x" << w.kw << " " << w.in_channels << "->" << w.out_channels;
+    if (w.groups > 1) os << " groups " << w.groups;
+    if (w.stride[0] > 1 || w.stride[1] > 1) os << " stride " << w.stride[0];
+    if (w.dilation[0] > 1 || w.dilation[1] > 1) os << " dilation " << w.dilation[0];
+    return os.str();
   }
 
   // This Runtime's memory objects for `p` (made on its first call with p's shape).
@@ -232,6 +221,7 @@ class FusedConv final : public CompiledPartition {
     b.nchw_src = unboundMemory(p.nchw_src);
     b.nchw_dst = unboundMemory(p.nchw_dst);
     if (p.other) b.other = unboundMemory(*p.other);
+    if (p.split) b.mid = unboundMemory(p.mid);
     if (p.scratch_bytes)
       b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
   }
@@ -240,47 +230,80 @@ class FusedConv final : public CompiledPartition {
   std::unique_ptr<const ConvPlan> plan(c10::IntArrayRef x) const {
     auto p = std::make_unique<ConvPlan>();
     const dims src{x[0], x[1], x[2], x[3]};
-    const dims dst{x[0], out_channels_, outSize(x[2], 0), outSize(x[3], 1)};
+    const dims mid{x[0], conv_.out_channels, conv_.outSize(x[2], 0), conv_.outSize(x[3], 1)};
+    const dims dst = dw_ ? dims{x[0], conv_.out_channels, dw_->outSize(mid[2], 0), dw_->outSize(mid[3], 1)} : mid;
     p->src = dnnl::memory::desc(src, f32, tag::nhwc);
     p->dst = dnnl::memory::desc(dst, f32, tag::nhwc);
     p->nchw_src = dnnl::memory::desc(src, f32, tag::nchw);
     p->nchw_dst = dnnl::memory::desc(dst, f32, tag::nchw);
     p->to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->nchw_src, cpuEngine(), p->src));
     p->from_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), p->nchw_dst));
-    dnnl::post_ops ops;
-    if (other_input_ >= 0) {
-      p->other = p->dst;
-      ops.append_binary(dnnl::algorithm::binary_add, p->dst);
+    if (other_input_ >= 0) p->other = p->dst;
+    // The anchor's own post-ops. (A dnnl::post_ops copy shares its object: each list is
+    // built afresh.)
+    auto anchorOps = [&] {
+      dnnl::post_ops ops;
+      if (p->other) ops.append_binary(dnnl::algorithm::binary_add, *p->other);
+      appendUnary(ops, unary_);
+      return ops;
+    };
+    const dnnl::post_ops ops = anchorOps();
+    if (dw_) {
+      // The fused kernel, when oneDNN has one for this shape (not its reference chaining).
+      dnnl::post_ops fused = anchorOps();
+      fused.append_dw(f32, dw_->bias.defined() ? f32 : dnnl::memory::data_type::undef, f32, dw_->kh,
+                      dw_->stride[0], dw_->padding[0]);
+      appendUnary(fused, dw_unary_);
+      if (auto pd = convPd(conv_, p->src, p->dst, fused); pd && std::string(pd->impl_info_str()).rfind("ref", 0) != 0) {
+        p->prim = dnnl::convolution_forward(*pd);
+        p->scratch_bytes = pd->scratchpad_desc().get_size();
+        p->weights = conv_.weights->get(pd->weights_desc());
+        p->dw_weights = dw_->weights->get(pd->query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS));
+        p->ok = true;
+        return p;
+      }
+      p->split = true;
+      p->mid = dnnl::memory::desc(mid, f32, tag::nhwc);
+      dnnl::post_ops dw_ops;
+      appendUnary(dw_ops, dw_unary_);
+      auto dw_pd = convPd(*dw_, p->mid, p->dst, dw_ops);
+      if (!dw_pd) return p;  // no kernel for this shape: ok stays false
+      p->dw_prim = dnnl::convolution_forward(*dw_pd);
+      p->dw_weights = dw_->weights->get(dw_pd->weights_desc());
+      p->scratch_bytes = dw_pd->scratchpad_desc().get_size();
     }
-    appendUnary(ops, unary_);
-    dnnl::primitive_attr attr;
-    attr.set_post_ops(ops);
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    dnnl::convolution_forward::primitive_desc pd;
-    try {
-      pd = dnnl::convolution_forward::primitive_desc(
-          cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p->src,
-          dnnl::memory::desc(weightDims(), f32, tag::any), bias_md_, p->dst, {stride_[0], stride_[1]},
-          {dilation_[0] - 1, dilation_[1] - 1}, {padding_[0], padding_[1]}, {padding_[0], padding_[1]}, attr);
-    } catch (const dnnl::error&) {
-      return p;  // no kernel for this shape: ok stays false
-    }
-    p->prim = dnnl::convolution_forward(pd);
-    p->scratch_bytes = pd.scratchpad_desc().get_size();
-    p->weights = weights_->get(pd.weights_desc());
+    auto pd = convPd(conv_, p->src, p->split ? p->mid : p->dst, ops);
+    if (!pd) return p;
+    p->prim = dnnl::convolution_forward(*pd);
+    p->scratch_bytes = std::max(p->scratch_bytes, pd->scratchpad_desc().get_size());
+    p->weights = conv_.weights->get(pd->weights_desc());
     p->ok = true;
     return p;
   }
 
+  // The primitive descriptor of convolution `w` from `src` to `dst` with `ops`, or
+  // nullopt when oneDNN has no kernel for it.
+  std::optional<dnnl::convolution_forward::primitive_desc> convPd(const ConvWeights& w, const dnnl::memory::desc& src,
+                                                                  const dnnl::memory::desc& dst,
+                                                                  const dnnl::post_ops& ops) const {
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    try {
+      return dnnl::convolution_forward::primitive_desc(
+          cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+          dnnl::memory::desc(w.weightDims(), f32, tag::any), w.bias_md, dst, {w.stride[0], w.stride[1]},
+          {w.dilation[0] - 1, w.dilation[1] - 1}, {w.padding[0], w.padding[1]}, {w.padding[0], w.padding[1]}, attr);
+    } catch (const dnnl::error&) {
+      return std::nullopt;
+    }
+  }
+
   std::string chain_;
   bool nhwc_output_;
-  std::vector<int64_t> stride_, padding_, dilation_;
-  int64_t groups_ = 1, out_channels_ = 0, in_channels_ = 0, kh_ = 0, kw_ = 0;
-  std::unique_ptr<PackedWeights> weights_;  // batch norm folded
-  at::Tensor bias_;
-  dnnl::memory::desc bias_md_;
-  dnnl::memory bias_mem_;
-  Unary unary_;
+  ConvWeights conv_;                 // batch norm folded
+  std::unique_ptr<ConvWeights> dw_;  // the fused depthwise step, or null
+  Unary unary_, dw_unary_;
   size_t x_input_ = 0;
   int other_input_ = -1;
   std::unique_ptr<ShapeCache<ConvPlan>> plans_;

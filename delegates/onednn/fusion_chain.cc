@@ -39,6 +39,14 @@ bool isConvAnchor(const Node& n) {
   return in[groups_at]->isConstant() && in[groups_at]->constant().isInt();
 }
 
+// A conv anchor's int[2] argument i ([k] means [k, k]).
+std::vector<int64_t> pairArg(const Node& n, size_t i) {
+  std::vector<int64_t> l = n.input(i)->constant().toIntVector();
+  if (l.size() == 1) l.push_back(l[0]);
+  return l;
+}
+int64_t groupsOf(const Node& n) { return n.input(n.key() == "aten::conv2d" ? 6 : 8)->constant().toInt(); }
+
 bool isLinearAnchor(const Node& n) {
   const auto& in = n.inputs();
   const std::string& k = n.key();
@@ -51,6 +59,19 @@ bool isLinearAnchor(const Node& n) {
 }
 
 }  // namespace
+
+bool fusesDepthwise(const Node& anchor, const Node& dw) {
+  if (!isConvAnchor(anchor) || !isConvAnchor(dw)) return false;
+  const at::Tensor& w1 = anchor.input(1)->constant().toTensor();
+  const at::Tensor& w2 = dw.input(1)->constant().toTensor();
+  const std::vector<int64_t> one{1, 1}, zero{0, 0};
+  if (w1.size(2) != 1 || w1.size(3) != 1 || groupsOf(anchor) != 1 || pairArg(anchor, 3) != one ||
+      pairArg(anchor, 4) != zero || pairArg(anchor, 5) != one)
+    return false;
+  const int64_t c = w1.size(0);
+  return w2.size(0) == c && w2.size(1) == 1 && w2.size(2) == 3 && w2.size(3) == 3 && groupsOf(dw) == c &&
+         pairArg(dw, 3) == one && pairArg(dw, 4) == one && pairArg(dw, 5) == one;
+}
 
 std::string Unary::str() const {
   std::ostringstream os;
@@ -69,6 +90,11 @@ std::string FusionChain::str() const {
   if (bn) s += " + batch_norm (folded)";
   if (add) s += " + add";
   if (unary.attr != "none") s += " + " + unary.str();
+  if (dw) {
+    s += " + depthwise conv";
+    if (dw_bn) s += " + batch_norm (folded)";
+    if (dw_unary.attr != "none") s += " + " + dw_unary.str();
+  }
   return s;
 }
 
@@ -131,7 +157,21 @@ std::optional<FusionChain> parseChain(const std::vector<const Node*>& nodes, std
   for (size_t i = 1; i < nodes.size(); ++i) {
     const Node& n = *nodes[i];
     const bool unary_done = c.unary.attr != "none";
-    if (c.anchor == Anchor::kConv && !c.bn && !c.add && !unary_done && isBatchNorm(n) && n.input(0) == cur) {
+    if (c.dw) {  // after the fused depthwise conv: its batch norm, then its activation
+      const bool dw_unary_done = c.dw_unary.attr != "none";
+      if (!c.dw_bn && !dw_unary_done && isBatchNorm(n) && n.input(0) == cur) {
+        c.dw_bn = &n;
+      } else if (auto u = unaryOf(n); u && !dw_unary_done && n.input(0) == cur) {
+        c.dw_unary = *u;
+      } else {
+        return fail(n.describe() + " does not continue the chain");
+      }
+      cur = n.output(0);
+      continue;
+    }
+    if (c.anchor == Anchor::kConv && !c.add && n.input(0) == cur && fusesDepthwise(*nodes[0], n)) {
+      c.dw = &n;
+    } else if (c.anchor == Anchor::kConv && !c.bn && !c.add && !unary_done && isBatchNorm(n) && n.input(0) == cur) {
       c.bn = &n;
     } else if (!c.add && !unary_done && isAdd(n) && (n.input(0) == cur) != (n.input(1) == cur) &&
                !n.input(n.input(0) == cur ? 1 : 0)->isConstant()) {

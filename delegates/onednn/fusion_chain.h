@@ -4,7 +4,13 @@
 // (post-ops), in one of these shapes:
 //
 //   conv   [batch norm] [unary | add(other) [relu]]
+//   conv1x1 [batch norm] [unary] dwconv3x3 [batch norm] [unary]
 //   linear               [unary | add(other)]
+//
+// The second shape is a pointwise convolution (1x1, stride 1, no padding, one group)
+// whose result only a depthwise 3x3 convolution (stride 1, padding 1) reads: oneDNN
+// fuses the depthwise step as a post-op, so the wide intermediate of an inverted
+// residual block (MobileNet's expand -> depthwise) need not go through memory.
 //
 // unary: relu, relu6/hardtanh, gelu (none|tanh), silu, sigmoid, hardswish, hardsigmoid,
 // tanh, leaky_relu. Batch norm (eval, constant statistics) is folded into the conv's
@@ -47,6 +53,11 @@ struct FusionChain {
   const Node* add = nullptr;
   size_t add_other = 0;  // which input of `add` is the other operand
   Unary unary;           // after the anchor (and bn), or after the add when `add` is set
+  // The fused depthwise convolution after a 1x1 anchor, with its own batch norm and
+  // activation; null when the chain has none.
+  const Node* dw = nullptr;
+  const Node* dw_bn = nullptr;
+  Unary dw_unary;
   std::string str() const;
 };
 
@@ -55,6 +66,10 @@ std::optional<Anchor> anchorKind(const Node& n);
 std::optional<Unary> unaryOf(const Node& n);
 bool isBatchNorm(const Node& n);
 bool isAdd(const Node& n);
+
+// Whether `dw` is a depthwise 3x3 convolution (stride 1, padding 1, no dilation) that can
+// follow the 1x1 convolution `anchor` (stride 1, no padding, one group) as a fused step.
+bool fusesDepthwise(const Node& anchor, const Node& dw);
 
 // The longest chain that starts at `anchor` whose intermediate values only the next op
 // reads and that takes no node of `taken`; nullopt when `anchor` is not an anchor this

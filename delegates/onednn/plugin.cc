@@ -1,6 +1,7 @@
 // libbrisk_onednn.so: the onednn delegate backend. It claims convolution and linear
 // chains (fusion_chain.h) and compiles each into one fused oneDNN call with a packed
 // weight (fused_ops.h). See README.md.
+#include <algorithm>
 #include <unordered_set>
 
 #include "core/graph/graph.h"
@@ -32,13 +33,25 @@ bool takesNhwc(const Node& reader) {
 
 class OneDnnBackend final : public DelegateBackend {
  public:
-  OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows)
-      : linear_(std::move(linear)), min_rows_(std::move(min_rows)) {}
+  OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows, PluginOption<bool> depthwise)
+      : linear_(std::move(linear)), min_rows_(std::move(min_rows)), depthwise_(std::move(depthwise)) {}
 
   std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext& ctx) const override {
     const bool linear = linear_.get(ctx.options);
     std::unordered_set<const Node*> taken;
     std::vector<std::vector<const Node*>> groups;
+    // First the 1x1 -> depthwise pairs, in order: visited last to first, the depthwise
+    // convolution (itself an anchor) would be claimed alone before its 1x1 is reached.
+    // Such a chain never takes a residual add, so this leaves the adds to the loop below.
+    if (depthwise_.get(ctx.options)) {
+      for (const Node* n : block.nodes()) {
+        if (taken.count(n)) continue;
+        std::optional<FusionChain> chain = growChain(*n, taken);
+        if (!chain || !chain->dw) continue;
+        taken.insert(chain->nodes.begin(), chain->nodes.end());
+        groups.push_back(chain->nodes);
+      }
+    }
     // Last node first: of two convolutions feeding one residual add, the one computed
     // later takes the add (the other's result is ready by then), so a chain never waits
     // on a node after it.
@@ -46,6 +59,10 @@ class OneDnnBackend final : public DelegateBackend {
       const Node* n = *it;
       if (taken.count(n)) continue;
       std::optional<FusionChain> chain = growChain(*n, taken);
+      if (chain && chain->dw) {  // fuse_depthwise is off: the chain ends before the depthwise conv
+        const auto dw = std::find(chain->nodes.begin(), chain->nodes.end(), chain->dw);
+        chain = parseChain({chain->nodes.begin(), dw});
+      }
       if (!chain || (chain->anchor == Anchor::kLinear && !linear)) continue;
       taken.insert(chain->nodes.begin(), chain->nodes.end());
       groups.push_back(chain->nodes);
@@ -76,6 +93,7 @@ class OneDnnBackend final : public DelegateBackend {
  private:
   PluginOption<bool> linear_;
   PluginOption<int64_t> min_rows_;
+  PluginOption<bool> depthwise_;
 };
 
 // Measured on an AVX2 machine (AMD Zen 3, 1 thread): oneDNN's matmul lost to MKL's sgemm
@@ -98,5 +116,9 @@ BRISK_PLUGIN(registrar) {
   auto min_rows = registrar.option<int64_t>(
       "linear_min_rows", 9,
       "linear layers with fewer input rows than this run on brisk's kernels (its small GEMM) instead of oneDNN");
-  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows));
+  auto depthwise = registrar.option<bool>(
+      "fuse_depthwise", true,
+      "a 1x1 convolution and the depthwise 3x3 convolution that alone reads it run as one partition, with "
+      "oneDNN's fused depthwise kernel where it has one for the shape (MobileNet's expand + depthwise steps)");
+  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, depthwise));
 }

@@ -60,6 +60,14 @@ class ShapeCache {
     return *overflow;
   }
   size_t shapes() const { return published_.load(std::memory_order_acquire); }
+  // How many of the kept entries satisfy `pred` (brisk inspect's details).
+  template <class Pred>
+  size_t count(Pred pred) const {
+    const size_t n = published_.load(std::memory_order_acquire);
+    size_t k = 0;
+    for (size_t i = 0; i < n; ++i) k += pred(*slots_[i].entry) ? 1 : 0;
+    return k;
+  }
 
  private:
   struct Slot {

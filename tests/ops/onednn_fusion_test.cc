@@ -161,6 +161,99 @@ c10::IValue ownKernels(const std::string& ir, const std::vector<c10::IValue>& in
   return Module::fromIR(ir, o, "own-kernels")->run(in);
 }
 
+// conv1x1(x) [ic -> c] -> relu6 -> depthwise conv3x3 [c, stride dw_stride, padding 1]
+// -> `tail` (reading %z, defining %out): MobileNet's expand and depthwise steps.
+std::string pointwiseDepthwiseIR(int64_t ic, int64_t c, int64_t dw_stride, const std::string& tail,
+                                 const std::string& extra_outputs = "") {
+  const std::string s = "[" + std::to_string(dw_stride) + ", " + std::to_string(dw_stride) + "]";
+  return "graph(%x : Tensor):\n" + constTensorIR("w", {c, ic, 1, 1}) + constTensorIR("b", {c}) +
+         constTensorIR("w2", {c, 1, 3, 3}) + constTensorIR("b2", {c}) +
+         "  %s1 : int[] = prim::Constant[value=[1, 1]]()\n"
+         "  %p0 : int[] = prim::Constant[value=[0, 0]]()\n"
+         "  %s2 : int[] = prim::Constant[value=" + s + "]()\n"
+         "  %g1 : int = prim::Constant[value=1]()\n"
+         "  %gc : int = prim::Constant[value=" + std::to_string(c) + "]()\n"
+         "  %y : Tensor = aten::conv2d(%x, %w, %b, %s1, %p0, %s1, %g1)\n"
+         "  %a : Tensor = aten::relu6(%y)\n"
+         "  %z : Tensor = aten::conv2d(%a, %w2, %b2, %s2, %s1, %s1, %gc)\n" + tail +
+         "  return (%out" + extra_outputs + ")\n";
+}
+
+size_t delegateCount(const Module& m) {
+  size_t n = 0;
+  for (const NodeKernelInfo& k : m.kernelReport()) n += k.op == kDelegateKind;
+  return n;
+}
+
+// A 1x1 convolution whose result only a depthwise 3x3 reads is one partition: oneDNN's
+// fused kernel where it has one for the shape (on AVX2: jit_1x1 at batch 8), else the
+// two primitives through an intermediate. Both match brisk's own kernels, shape after
+// shape, with a batch norm folded into either convolution.
+TEST(OneDnnFusion, DepthwiseStepJoinsThePointwiseConv) {
+  const std::string relu6 = "  %out : Tensor = aten::relu6(%z)\n";
+  std::string bn_tail = batchNormTail(192, "  %out : Tensor = aten::relu6(%bn)\n");
+  // batchNormTail reads %y: here the depthwise result %z is normalised.
+  bn_tail.replace(bn_tail.find("batch_norm(%y"), 13, "batch_norm(%z");
+  for (const std::string& tail : {relu6, bn_tail}) {
+    const std::string ir = pointwiseDepthwiseIR(32, 192, 1, tail);
+    Options o;
+    o.strict_inputs = false;
+    auto m = Module::fromIR(ir, o, "pointwise-depthwise");
+    EXPECT_EQ(delegateCount(*m), 1u);
+    auto rt = m->createRuntime();
+    for (int64_t n : {1, 8, 2, 8}) {
+      const std::vector<c10::IValue> in{at::randn({n, 32, 28, 28})};
+      EXPECT_EQ(compareIValues(rt->run(in), ownKernels(ir, in), kTol), "") << "batch " << n;
+    }
+    const std::string detail = kernelDetail(*m, kDelegateKind);
+    RecordProperty("partition", detail);  // which shapes this CPU's oneDNN fused
+    EXPECT_NE(detail.find("depthwise 3x3 192->192 groups 192"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("3 input shapes prepared so far"), std::string::npos) << detail;
+    // oneDNN 3.2 on AVX2 (measured on Zen 3): jit_1x1 with the depthwise step fused at
+    // batch 8, its reference chaining (so two primitives here) at batches 1 and 2. Other
+    // instruction sets choose their own kernels.
+    const bool avx2_only = __builtin_cpu_supports("avx2") && !__builtin_cpu_supports("avx512f");
+    const std::string fused = "depthwise step fused into the 1x1 kernel for ";
+    EXPECT_NE(detail.find(avx2_only ? fused + "1 of them" : fused), std::string::npos) << detail;
+    // An unbatched input is not the partition's: the nested block runs, on both weights
+    // put back bit for bit (freed, as no batch norm was folded into them). (Batch norm
+    // itself takes no unbatched input.)
+    if (tail == relu6) {
+      const std::vector<c10::IValue> unbatched{at::randn({32, 28, 28})};
+      EXPECT_TRUE(bitEqual(rt->run(unbatched).toTensor(), ownKernels(ir, unbatched).toTensor()));
+    }
+    const std::vector<c10::IValue> again{at::randn({8, 32, 28, 28})};
+    EXPECT_EQ(compareIValues(rt->run(again), ownKernels(ir, again), kTol), "");
+  }
+}
+
+// Not joined: a strided depthwise conv (oneDNN 3.2 has no fused kernel for it here), a
+// 1x1 result something else reads too, and the option turned off. Each still runs on
+// oneDNN, as two partitions.
+TEST(OneDnnFusion, DepthwiseStepStaysApart) {
+  const std::string relu6 = "  %out : Tensor = aten::relu6(%z)\n";
+  Options o;
+  o.strict_inputs = false;
+  Options off = o;
+  off.plugin_options["onednn.fuse_depthwise"] = false;
+  const struct {
+    std::string ir;
+    Options options;
+  } cases[] = {
+      {pointwiseDepthwiseIR(16, 48, 2, relu6), o},
+      {pointwiseDepthwiseIR(16, 48, 1, relu6, ", %y"), o},
+      {pointwiseDepthwiseIR(16, 48, 1, relu6), off},
+  };
+  for (const auto& c : cases) {
+    auto m = Module::fromIR(c.ir, c.options, "pointwise-depthwise");
+    EXPECT_EQ(delegateCount(*m), 2u) << c.ir;
+    for (int64_t n : {1, 8}) {
+      const std::vector<c10::IValue> in{at::randn({n, 16, 14, 14})};
+      EXPECT_EQ(compareIValues(m->run(in), ownKernels(c.ir, in), kTol), "") << c.ir;
+    }
+  }
+}
+
 // A weight nothing but its partition reads loses its dense bytes once oneDNN's packed
 // copy exists (the model holds it once, not twice), and gets them back, bit for bit,
 // when a call the partition cannot serve (a broadcasting residual) runs the nested
