@@ -21,6 +21,8 @@ For each model and batch size it times, in one process and on the same inputs:
   brisk_pt2          the brisk binding on the same PT2 archive
   brisk_nodelegates  the brisk binding on the TorchScript file with use_delegates=False:
                      brisk's own kernels only (what the delegate backends add)
+  brisk_nofusion     the brisk binding on the TorchScript file with the elementwise fusion
+                     pass ops_cpu.fuse_pointwise disabled (what fusion adds)
 (see build_onnxruntime and the other builders for each runtime's settings; each gets one
 thread). Every executor is called the same way from Python; all but eager under
 torch.no_grad(). After warm-up, each round times a block of ~--seconds per executor, in
@@ -134,7 +136,7 @@ PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime"
 # What a user would pick instead of brisk.
 OTHER_RUNTIMES = ["onnxruntime", "openvino", "inductor", "aotinductor"]
 # brisk on the TorchScript file, and on a PT2 archive of the same module and weights.
-BRISK_EXECUTORS = ["brisk", "brisk_pt2", "brisk_nodelegates"]
+BRISK_EXECUTORS = ["brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion"]
 PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2"]
 EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + BRISK_EXECUTORS
 TIMED = EXECUTORS + ["brisk_cpp"]  # brisk_cpp: the brisk Module timed by its C++ loop
@@ -155,6 +157,7 @@ LABELS = {
     "brisk": "brisk",
     "brisk_pt2": "brisk (PT2)",
     "brisk_nodelegates": "brisk, no delegates",
+    "brisk_nofusion": "brisk, no elementwise fusion",
 }
 # Latency ratios are to the interpreter (the runtime brisk replaces); outputs are checked
 # against eager PyTorch, the model's own source (the interpreter when that is missing).
@@ -326,9 +329,10 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
             else:
                 e.fn = lambda: sm(*args, **kwargs)
                 e.note = "StaticModule.__call__ (keeps the GIL)"
-        elif name in ("brisk", "brisk_pt2", "brisk_nodelegates"):
+        elif name in ("brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion"):
             import brisk
-            m = brisk.load(path, use_delegates=name != "brisk_nodelegates")
+            off = ["ops_cpu.fuse_pointwise"] if name == "brisk_nofusion" else []
+            m = brisk.load(path, use_delegates=name != "brisk_nodelegates", disabled_passes=off)
             e.keep.append(m)
             e.fn = lambda: m(*args, **kwargs)
         elif name == "ep_module":
@@ -981,6 +985,8 @@ DESCRIPTIONS = collections.OrderedDict([
                   "packaged with `package_pt2(f, exported_programs={\"model\": ep})`"),
     ("brisk_nodelegates", "the brisk binding on the TorchScript file with `use_delegates=False`: brisk's "
                           "own kernels, no delegate backend"),
+    ("brisk_nofusion", "the brisk binding on the TorchScript file with the elementwise fusion pass "
+                       "`ops_cpu.fuse_pointwise` disabled"),
 ])
 
 
@@ -1141,7 +1147,7 @@ COLORS = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a
           "static_runtime": "#c44e52", "onnxruntime": "#8172b3", "openvino": "#64b5cd",
           "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a",
           "nativert": "#8c8c8c", "ep_module": "#6a8caf", "brisk_pt2": "#e8a33d",
-          "brisk_nodelegates": "#b5651d"}
+          "brisk_nodelegates": "#b5651d", "brisk_nofusion": "#8c564b"}
 
 
 def _headroom(ax):
