@@ -53,4 +53,17 @@ bool hasEffects(const Node& n) {
   return n.schema()->is_mutable() || nondeterministic(name) || sideEffectOp(name);
 }
 
+std::optional<std::vector<const Value*>> writtenInputsOnly(const Node& n) {
+  if (n.subgraph() || !n.blocks().empty() || !n.schema()) return std::nullopt;
+  if (const torch::jit::Node* jn = n.jitNode())
+    if (jn->hasSideEffects() || jn->isNondeterministic()) return std::nullopt;
+  const c10::FunctionSchema& schema = *n.schema();
+  if (nondeterministic(schema.name()) || sideEffectOp(schema.name())) return std::nullopt;
+  std::vector<const Value*> written;
+  const auto& args = schema.arguments();
+  for (size_t i = 0; i < args.size() && i < n.inputs().size(); ++i)
+    if (args[i].alias_info() && args[i].alias_info()->isWrite()) written.push_back(n.input(i));
+  return written;
+}
+
 }  // namespace brisk

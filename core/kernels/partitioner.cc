@@ -2,7 +2,9 @@
 
 #include <glog/logging.h>
 
+#include <optional>
 #include <unordered_set>
+#include <vector>
 
 #include "core/common/options.h"
 #include "core/graph/effects.h"
@@ -21,9 +23,29 @@ std::string describeGroup(const std::vector<const Node*>& group) {
   return s;
 }
 
+// Why `n`, a node with effects, cannot join `group`, or "": allowed when writing inputs
+// is its only effect and each value it writes is made in the group and read nowhere
+// else (not by a node outside it, not as a block output), as an in-place activation or
+// residual add on a convolution's result is in torch.export's aten IR.
+std::string effectProblem(const Block& block, const Node& n, const std::unordered_set<const Node*>& group) {
+  const std::string refused = n.describe() + " has effects (core/graph/effects.h) and is never delegated";
+  const std::optional<std::vector<const Value*>> written = writtenInputsOnly(n);
+  if (!written || written->empty()) return refused;
+  for (const Value* w : *written) {
+    if (!w->producer() || !group.count(w->producer())) return refused + " (it writes " + w->ref() + ", made outside the group)";
+    for (const Use& u : w->uses()) {
+      const Node* reader = u.user ? u.user->enclosingNodeIn(&block) : nullptr;
+      if (!reader || !group.count(reader))
+        return refused + " (it writes " + w->ref() + ", which is read outside the group)";
+    }
+  }
+  return "";
+}
+
 // Why core refuses `group` claimed by a backend in `block`, or "".
 std::string claimProblem(const Block& block, const std::vector<Node*>& group,
                          std::unordered_set<const Node*>& claimed) {
+  const std::unordered_set<const Node*> members(group.begin(), group.end());
   for (const Node* n : group) {
     if (n->kind() == kDelegateKind) return n->describe() + " is a partition already";
     if (n->owningBlock() != &block)
@@ -31,7 +53,8 @@ std::string claimProblem(const Block& block, const std::vector<Node*>& group,
                      n->owningBlock()->owningNode()->kind() == kDelegateKind
                  ? n->describe() + " is in another partition already (overlap)"
                  : n->describe() + " is not a node of the block the backend was asked about";
-    if (hasEffects(*n)) return n->describe() + " has effects (core/graph/effects.h) and is never delegated";
+    if (hasEffects(*n))
+      if (std::string problem = effectProblem(block, *n, members); !problem.empty()) return problem;
     if (claimed.count(n)) return n->describe() + " is claimed twice (overlap)";
   }
   std::string problem = block.wrapProblem(group);

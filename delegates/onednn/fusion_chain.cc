@@ -104,8 +104,19 @@ std::optional<Anchor> anchorKind(const Node& n) {
   return std::nullopt;
 }
 
+// The out-of-place key of an in-place op ("aten::relu_" -> "aten::relu",
+// "aten::add_.Tensor" -> "aten::add.Tensor"); other keys as they are. torch.export's
+// aten IR keeps the in-place activations and residual adds of eager code (ReLU(inplace=
+// True), `out += identity`). In a chain the op mutates the value before it, which only
+// that op reads, so it computes what the out-of-place op would.
+std::string outOfPlaceKey(const std::string& key) {
+  const size_t dot = std::min(key.find('.'), key.size());
+  if (dot > 6 && key[dot - 1] == '_' && key[dot - 2] != '_') return key.substr(0, dot - 1) + key.substr(dot);
+  return key;
+}
+
 std::optional<Unary> unaryOf(const Node& n) {
-  const std::string& k = n.key();
+  const std::string k = outOfPlaceKey(n.key());
   const auto& in = n.inputs();
   static const std::pair<const char*, const char*> kPlain[] = {
       {"aten::relu", "relu"},           {"aten::sigmoid", "sigmoid"}, {"aten::tanh", "tanh"},
@@ -141,7 +152,9 @@ bool isBatchNorm(const Node& n) {
          constantNumber(in[eps_at]).has_value();
 }
 
-bool isAdd(const Node& n) { return n.key() == "aten::add.Tensor" && n.inputs().size() == 3 && isOne(n.input(2)); }
+bool isAdd(const Node& n) {
+  return outOfPlaceKey(n.key()) == "aten::add.Tensor" && n.inputs().size() == 3 && isOne(n.input(2));
+}
 
 std::optional<FusionChain> parseChain(const std::vector<const Node*>& nodes, std::string* why) {
   auto fail = [&](const std::string& w) -> std::optional<FusionChain> {
@@ -174,7 +187,8 @@ std::optional<FusionChain> parseChain(const std::vector<const Node*>& nodes, std
     } else if (c.anchor == Anchor::kConv && !c.bn && !c.add && !unary_done && isBatchNorm(n) && n.input(0) == cur) {
       c.bn = &n;
     } else if (!c.add && !unary_done && isAdd(n) && (n.input(0) == cur) != (n.input(1) == cur) &&
-               !n.input(n.input(0) == cur ? 1 : 0)->isConstant()) {
+               !n.input(n.input(0) == cur ? 1 : 0)->isConstant() && (n.key() == "aten::add.Tensor" || n.input(0) == cur)) {
+      // (An in-place add joins only when it writes the chain's value, not the other operand.)
       c.add = &n;
       c.add_other = n.input(0) == cur ? 1 : 0;
       after_add = true;

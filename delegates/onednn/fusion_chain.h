@@ -61,7 +61,11 @@ struct FusionChain {
   std::string str() const;
 };
 
-// Per-op classifiers.
+// "aten::relu_" -> "aten::relu", "aten::add_.Tensor" -> "aten::add.Tensor"; other keys
+// unchanged.
+std::string outOfPlaceKey(const std::string& key);
+
+// Per-op classifiers (in-place forms included: see outOfPlaceKey).
 std::optional<Anchor> anchorKind(const Node& n);
 std::optional<Unary> unaryOf(const Node& n);
 bool isBatchNorm(const Node& n);

@@ -28,7 +28,7 @@ bool takesNhwc(const Node& reader) {
     if (it == reader.attributes().end() || it->second.toStringRef() != "onednn") return false;
     return anchorKind(*reader.block(0)->nodes().front()) == Anchor::kConv;
   }
-  return kOps.count(reader.key()) != 0;
+  return kOps.count(outOfPlaceKey(reader.key())) != 0;  // in-place forms keep the layout too
 }
 
 class OneDnnBackend final : public DelegateBackend {

@@ -166,6 +166,35 @@ graph(%x : Tensor):
   EXPECT_EQ(m->run({at::ones({1})}).toTensor().size(0), 1);
 }
 
+// An in-place op has effects, but when all it writes is a value its group made and alone
+// reads, nothing outside the group can tell: torch.export's aten IR keeps such relu_ and
+// add_ after every convolution of an eager ResNet. Writing anything else keeps the group
+// out.
+TEST(Partitioner, InPlaceOpsJoinOnlyWhenTheyWriteTheGroupsOwnValue) {
+  // relu -> relu_ -> add_ (tests/pt2/export_programs.py, InplaceTail): one partition.
+  auto m = Module::load(testing::runfile("tests/pt2/inplace_tail.pt2"), chainOptions());
+  ASSERT_EQ(delegateNodes(*m, KernelKind::kDelegate), 1u);
+  for (const NodeKernelInfo& k : m->kernelReport())
+    if (k.op == kDelegateKind) EXPECT_NE(k.detail.find("3 relu/add nodes"), std::string::npos) << k.detail;
+  const at::Tensor x = at::randn({3, 5}), y = at::randn({3, 5}), x0 = x.clone(), y0 = y.clone();
+  EXPECT_TRUE(at::equal(m->run({x, y}).toTensor(), at::relu(x) + y));
+  EXPECT_TRUE(at::equal(x, x0));
+  EXPECT_TRUE(at::equal(y, y0));
+
+  // relu_ on the graph's input (a mutation the caller sees, which TorchScript's clean-up
+  // keeps): refused even when claimed with everything else.
+  const char* input = R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %b : Tensor = aten::relu_(%x)
+  %c : Tensor = aten::add(%b, %y, %one)
+  return (%c)
+)IR";
+  Options all = chainOptions();
+  all.plugin_options["test_chain.claim_all"] = true;
+  EXPECT_EQ(delegateNodes(*Module::fromIR(input, all, "inplace-input"), KernelKind::kDelegate), 0u);
+}
+
 TEST(Partitioner, ConvexityIsChecked) {
   // a = relu(x); n = neg(a); b = add(a, n): {relu, add} leaves the group through neg
   // and comes back.

@@ -1,5 +1,5 @@
 // A delegate backend for the partitioner's tests: "test_chain" claims every maximal chain
-// of aten::relu / aten::add.Tensor nodes joined by values only the next node reads, and
+// of aten::relu / aten::relu_ / aten::add.Tensor / aten::add_.Tensor nodes joined by values only the next node reads, and
 // runs a claimed chain itself with ATen calls. It counts its compile and run calls
 // (brisk_test_chain_counts, read by the tests through dlsym), and its plugin options make
 // it misbehave on purpose: test_chain.fail_compile (compile throws), test_chain.decline
@@ -19,9 +19,11 @@ namespace {
 
 std::atomic<int64_t> compiles{0}, runs{0};
 
+// relu_ (in place) computes what relu does; core decides whether its write may join.
+bool isRelu(const brisk::Node& n) { return (n.key() == "aten::relu" || n.key() == "aten::relu_") && n.inputs().size() == 1; }
+
 bool chainOp(const brisk::Node& n) {
-  return (n.key() == "aten::relu" && n.inputs().size() == 1) ||
-         (n.key() == "aten::add.Tensor" && n.inputs().size() == 3);
+  return isRelu(n) || ((n.key() == "aten::add.Tensor" || n.key() == "aten::add_.Tensor") && n.inputs().size() == 3);
 }
 
 class ChainPartition final : public brisk::CompiledPartition {
@@ -41,7 +43,7 @@ class ChainPartition final : public brisk::CompiledPartition {
       return it != slot_of_.end() ? ctx.input(it->second) : vals.at(v);
     };
     for (const brisk::Node* n : steps_) {
-      if (n->key() == "aten::relu") vals[n->output(0)] = at::relu(get(n->input(0)).toTensor());
+      if (isRelu(*n)) vals[n->output(0)] = at::relu(get(n->input(0)).toTensor());
       else vals[n->output(0)] = at::add(get(n->input(0)).toTensor(), get(n->input(1)).toTensor(), get(n->input(2)).toScalar());
     }
     for (size_t i = 0; i < returns_.size(); ++i) ctx.output(i) = get(returns_[i]);

@@ -47,6 +47,18 @@ class Structured(torch.nn.Module):
         return {"sum": x + a + named["u"], "prod": (x * b, named["v"] * scale), "nothing": None}
 
 
+class InplaceTail(torch.nn.Module):
+    """relu, then in-place relu_ and add_ on its result, as eager ResNets write them
+    (ReLU(inplace=True), `out += identity`): torch.export's aten IR keeps the in-place
+    ops, which write only a value made and read inside the chain."""
+
+    def forward(self, x, y):
+        a = torch.relu(x)
+        a = torch.relu_(a)
+        a += y
+        return a
+
+
 class Dyn(torch.nn.Module):
     """A dynamic batch: sym_size and Python int arithmetic on it."""
 
@@ -113,6 +125,11 @@ def main():
     conv_core = conv.run_decompositions()  # multi-output nodes (batch norm, max pool) and getitem
     package_pt2(path("convnet_core.pt2"), exported_programs={"convnet_core": conv_core})
     save_io("convnet_core", conv_core, conv_x, {})
+
+    tail_x = (torch.randn(3, 5), torch.randn(3, 5))
+    tail = torch.export.export(InplaceTail(), tail_x)
+    package_pt2(path("inplace_tail.pt2"), exported_programs={"inplace_tail": tail})
+    save_io("inplace_tail", tail, tail_x, {})
 
     dyn_x = (torch.randn(5, 8),)
     batch = torch.export.Dim("batch", min=1, max=64)
