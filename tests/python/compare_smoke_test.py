@@ -140,7 +140,7 @@ class QuickRun(unittest.TestCase):
         openvino = "" if UNDER_ASAN else "OpenVINO | "
         self.assertIn("| model | batch | eager | interpreter (frozen) | interpreter + optimize_for_inference | "
                       "Static Runtime | NativeRT | ep.module() (PT2) | ONNX Runtime | " + openvino + "brisk | brisk (PT2) | "
-                      "brisk, no delegates | brisk, C++ loop | best other runtime (µs) | brisk / best other | brisk (PT2) / ep.module() | "
+                      "brisk, no delegates | brisk, no elementwise fusion | brisk, C++ loop | best other runtime (µs) | brisk / best other | brisk (PT2) / ep.module() | "
                       "outputs agree |", md)
         # Every case has its brisk (PT2) / ep.module() ratio in that column.
         self.assertRegex(md, r"\n\| mlp \| 1 \|.*\| [0-9.]+ \| [0-9.]+ \| yes \|\n")
