@@ -1,5 +1,6 @@
 #include "core/kernels/partitioner.h"
 
+#include <ATen/core/function_schema.h>
 #include <glog/logging.h>
 
 #include <optional>
@@ -23,10 +24,21 @@ std::string describeGroup(const std::vector<const Node*>& group) {
   return s;
 }
 
+// Whether `n`'s results may alias its inputs (a view, a container holding them), as far
+// as its schema says; a node without a schema may.
+bool mayReturnAlias(const Node& n) {
+  if (!n.schema()) return true;
+  for (const c10::Argument& r : n.schema()->returns())
+    if (r.alias_info()) return true;
+  return false;
+}
+
 // Why `n`, a node with effects, cannot join `group`, or "": allowed when writing inputs
 // is its only effect and each value it writes is made in the group and read nowhere
 // else (not by a node outside it, not as a block output), as an in-place activation or
-// residual add on a convolution's result is in torch.export's aten IR.
+// residual add on a convolution's result is in torch.export's aten IR. Nor may another
+// reader in the group pass on a view of it: a node outside reading that view would see
+// the write, which it may have run before.
 std::string effectProblem(const Block& block, const Node& n, const std::unordered_set<const Node*>& group) {
   const std::string refused = n.describe() + " has effects (core/graph/effects.h) and is never delegated";
   const std::optional<std::vector<const Value*>> written = writtenInputsOnly(n);
@@ -37,6 +49,8 @@ std::string effectProblem(const Block& block, const Node& n, const std::unordere
       const Node* reader = u.user ? u.user->enclosingNodeIn(&block) : nullptr;
       if (!reader || !group.count(reader))
         return refused + " (it writes " + w->ref() + ", which is read outside the group)";
+      if (u.user != &n && mayReturnAlias(*u.user))
+        return refused + " (it writes " + w->ref() + ", of which " + u.user->describe() + " may pass on a view)";
     }
   }
   return "";

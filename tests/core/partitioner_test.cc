@@ -193,6 +193,22 @@ graph(%x : Tensor, %y : Tensor):
   Options all = chainOptions();
   all.plugin_options["test_chain.claim_all"] = true;
   EXPECT_EQ(delegateNodes(*Module::fromIR(input, all, "inplace-input"), KernelKind::kDelegate), 0u);
+
+  // The written value also feeds a view inside the group, which the block returns: the
+  // caller would see the write through it, so the group is refused.
+  const char* viewed = R"IR(
+graph(%x : Tensor, %y : Tensor):
+  %one : int = prim::Constant[value=1]()
+  %m1 : int = prim::Constant[value=-1]()
+  %a : Tensor = aten::relu(%x)
+  %shape : int[] = prim::ListConstruct(%m1)
+  %v : Tensor = aten::view(%a, %shape)
+  %b : Tensor = aten::relu_(%a)
+  %c : Tensor = aten::add(%b, %y, %one)
+  return (%c, %v)
+)IR";
+  auto v = Module::fromIR(viewed, all, "inplace-viewed");
+  EXPECT_EQ(delegateNodes(*v, KernelKind::kDelegate), 0u);
 }
 
 TEST(Partitioner, ConvexityIsChecked) {
