@@ -102,6 +102,14 @@ TEST_F(SmallGemm, BatchSizedShapes) {
   check({67, 513, 40, false}, g_, {1});
 }
 
+// A few rows on a long depth: each panel runs all its depth passes in a row (x stays in
+// the L2); the bits are the same documented order.
+TEST_F(SmallGemm, FewRowsStreamEachPanelWhole) {
+  check({8, 1280, 100, true}, g_);
+  check({12, 1300, 33, false}, g_);
+  check({1, 4000, 70, true}, g_, {1});
+}
+
 TEST_F(SmallGemm, StridedRowsLeavePaddingAlone) {
   for (int64_t m : {1, 3, 4, 6})
     for (int64_t n : {5, 40, 70}) check({m, 33, n, true, /*ldx_pad=*/7, /*ldy_pad=*/5}, g_);
