@@ -79,20 +79,6 @@ struct Lanes {
   }
 };
 
-// ATen's window of output index o in one dimension: [begin, end) stepping by dilation;
-// padded positions are skipped by whole dilation steps (as ATen's `while (i0 < 0)`),
-// so the window may be empty (its maximum is then -inf, as ATen's).
-struct Window {
-  int64_t begin;
-  int64_t end;
-};
-BRISK_MAXPOOL_INLINE Window windowAt(const PoolDim& d, int64_t o) {
-  int64_t b = o * d.stride - d.pad;
-  const int64_t e = std::min(b + (d.kernel - 1) * d.dilation + 1, d.in);
-  while (b < 0) b += d.dilation;  // pad <= kernel / 2: a few steps at most
-  return {b, e};
-}
-
 // Output indices [lo, hi) whose windows lie wholly inside the input (no clipping).
 struct Interior {
   int64_t lo;

@@ -1,4 +1,5 @@
 // Direct channels-last max_pool2d; see max_pool_nhwc.h for why it matches ATen bit for bit.
+// Windows are clipped by windowAt (window_dim.h), as the NCHW kernel's.
 #include "ops_cpu/simd/max_pool_nhwc.h"
 
 #include <immintrin.h>
@@ -13,17 +14,6 @@ namespace brisk::ops_cpu::out {
 namespace {
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
-
-// ATen's window [begin, end) of output index o in one dimension, stepping by dilation.
-struct Window {
-  int64_t begin, end;
-};
-inline Window windowAt(const WindowDim& d, int64_t o) {
-  int64_t b = o * d.stride - d.pad;
-  const int64_t e = std::min(b + (d.kernel - 1) * d.dilation + 1, d.in);
-  while (b < 0) b += d.dilation;
-  return {b, e};
-}
 
 // One output pixel, channels [c0, channels), scalar: ATen's tail loop.
 inline void pixelScalar(const float* in, float* out, int64_t c0, int64_t channels, Window wh, Window ww,

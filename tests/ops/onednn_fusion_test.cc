@@ -254,16 +254,22 @@ TEST(OneDnnFusion, DepthwiseStepStaysApart) {
   }
 }
 
+// conv 8->16 3x3 -> add(%r) -> relu, the residual an input: a call whose residual
+// broadcasts is not the partition's, so the nested block runs.
+std::string residualConvIR() {
+  return convIR(16, 8, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1,
+                "  %one : int = prim::Constant[value=1]()\n"
+                "  %sum : Tensor = aten::add(%y, %r, %one)\n"
+                "  %out : Tensor = aten::relu(%sum)\n",
+                ", %r : Tensor");
+}
+
 // A weight nothing but its partition reads loses its dense bytes once oneDNN's packed
 // copy exists (the model holds it once, not twice), and gets them back, bit for bit,
 // when a call the partition cannot serve (a broadcasting residual) runs the nested
 // block; from then on they stay.
 TEST(OneDnnFusion, ConvWeightFreedUntilTheNestedBlockNeedsIt) {
-  const std::string ir = convIR(16, 8, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1,
-                                "  %one : int = prim::Constant[value=1]()\n"
-                                "  %sum : Tensor = aten::add(%y, %r, %one)\n"
-                                "  %out : Tensor = aten::relu(%sum)\n",
-                                ", %r : Tensor");
+  const std::string ir = residualConvIR();
   Options o;
   o.strict_inputs = false;
   auto m = Module::fromIR(ir, o, "freed-weight");
@@ -289,11 +295,7 @@ TEST(OneDnnFusion, ConvWeightFreedUntilTheNestedBlockNeedsIt) {
 // packed weights. Every result must match brisk's own kernels; under --config=tsan this
 // is the release/restore path's race check.
 TEST(OneDnnFusion, FreedWeightRestoredWhileOtherRuntimesRun) {
-  const std::string ir = convIR(16, 8, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1,
-                                "  %one : int = prim::Constant[value=1]()\n"
-                                "  %sum : Tensor = aten::add(%y, %r, %one)\n"
-                                "  %out : Tensor = aten::relu(%sum)\n",
-                                ", %r : Tensor");
+  const std::string ir = residualConvIR();
   Options o;
   o.strict_inputs = false;
   const std::vector<std::vector<c10::IValue>> inputs{

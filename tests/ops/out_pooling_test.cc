@@ -209,18 +209,21 @@ TEST(OutPooling, MaxPool2dOutput1x1) {
                        at::randn({3, 2, 2, 2}));
 }
 
+// Arguments for the bit-for-bit tests: clipped windows, ceil mode, strides, dilation,
+// non-square kernels, 1x1.
+struct BitCase {
+  std::vector<int64_t> k, s, p, d;
+  bool ceil_mode;
+};
+const BitCase kBitCases[] = {
+    {{3, 3}, {2, 2}, {1, 1}, {1, 1}, false}, {{2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
+    {{3, 2}, {1, 1}, {1, 1}, {1, 1}, false}, {{3, 3}, {1, 2}, {1, 0}, {2, 3}, true},
+    {{5, 4}, {3, 4}, {2, 2}, {1, 1}, true},  {{1, 1}, {2, 1}, {0, 0}, {1, 1}, false},
+};
+
 TEST(OutPooling, MaxPool2dBitIdenticalToATen) {
-  struct Case {
-    std::vector<int64_t> k, s, p, d;
-    bool ceil_mode;
-  };
-  const Case cases[] = {
-      {{3, 3}, {2, 2}, {1, 1}, {1, 1}, false}, {{2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
-      {{3, 2}, {1, 1}, {1, 1}, {1, 1}, false}, {{3, 3}, {1, 2}, {1, 0}, {2, 3}, true},
-      {{5, 4}, {3, 4}, {2, 2}, {1, 1}, true},  {{1, 1}, {2, 1}, {0, 0}, {1, 1}, false},
-  };
   uint64_t seed = 1;
-  for (const Case& c : cases) {
+  for (const BitCase& c : kBitCases) {
     SCOPED_TRACE(maxPoolIR(c.k, c.s, c.p, c.d, c.ceil_mode));
     expectBitIdentical(maxPoolIR(c.k, c.s, c.p, c.d, c.ceil_mode),
                        {specialValues<float>({2, 3, 19, 45}, seed++), specialValues<float>({4, 23, 17}, seed++),
@@ -242,18 +245,9 @@ TEST(OutPooling, MaxPool2dThreaded) {
 // strides, with channel counts that exercise the 32-channel blocks, the 8-channel
 // blocks and the scalar tail.
 TEST(OutPooling, MaxPool2dChannelsLastBitIdenticalToATen) {
-  struct Case {
-    std::vector<int64_t> k, s, p, d;
-    bool ceil_mode;
-  };
-  const Case cases[] = {
-      {{3, 3}, {2, 2}, {1, 1}, {1, 1}, false}, {{2, 2}, {2, 2}, {0, 0}, {1, 1}, true},
-      {{3, 2}, {1, 1}, {1, 1}, {1, 1}, false}, {{3, 3}, {1, 2}, {1, 0}, {2, 3}, true},
-      {{5, 4}, {3, 4}, {2, 2}, {1, 1}, true},  {{1, 1}, {2, 1}, {0, 0}, {1, 1}, false},
-  };
   const auto cl = at::MemoryFormat::ChannelsLast;
   uint64_t seed = 100;
-  for (const Case& c : cases) {
+  for (const BitCase& c : kBitCases) {
     SCOPED_TRACE(maxPoolIR(c.k, c.s, c.p, c.d, c.ceil_mode));
     std::vector<at::Tensor> xs;
     for (int64_t ch : {3, 8, 13, 40, 67})
