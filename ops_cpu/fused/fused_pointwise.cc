@@ -103,7 +103,7 @@ class FusedPointwiseKernel final : public Kernel {
     }
     s += ")";
     if (compiled_)
-      s += std::string(" in one ") + (pw::vectorized() ? "AVX2" : "scalar") + " loop; others: the ATen ops";
+      s += std::string(" in one ") + pw::isaName(pw::bestIsa()) + " loop; others: the ATen ops";
     else
       s += " as the ATen ops (" + why_ + ")";
     return s;

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ops_cpu/simd/cpu_features.h"
-#include "ops_cpu/simd/gate_math_avx2.h"
+#include "ops_cpu/simd/math_avx2.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -30,8 +30,8 @@ inline void rowScalar(const float* g, const float* x, const float* h, float* ho,
 
 __attribute__((target("avx2,fma"))) void gruGatesAvx2(const float* gh, const float* gx, const float* h, float* h_out,
                                                       int64_t rows, int64_t hd) {
-  using avx2::sigmoid8;
-  using avx2::tanh8;
+  using vmath::avx2::sigmoidv;
+  using vmath::avx2::tanhv;
   for (int64_t row = 0; row < rows; ++row) {
     const float* g = gh + row * 3 * hd;
     const float* x = gx + row * 3 * hd;
@@ -39,11 +39,11 @@ __attribute__((target("avx2,fma"))) void gruGatesAvx2(const float* gh, const flo
     float* ho = h_out + row * hd;
     int64_t j = 0;
     for (; j + 8 <= hd; j += 8) {
-      const __m256 r = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(x + j)));
-      const __m256 z = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + hd + j), _mm256_loadu_ps(x + hd + j)));
+      const __m256 r = sigmoidv(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(x + j)));
+      const __m256 z = sigmoidv(_mm256_add_ps(_mm256_loadu_ps(g + hd + j), _mm256_loadu_ps(x + hd + j)));
       // Separate mul and add (no fma): ATen rounds the product r * gh_n first.
       const __m256 rn = _mm256_mul_ps(_mm256_loadu_ps(g + 2 * hd + j), r);
-      const __m256 n = tanh8(_mm256_add_ps(_mm256_loadu_ps(x + 2 * hd + j), rn));
+      const __m256 n = tanhv(_mm256_add_ps(_mm256_loadu_ps(x + 2 * hd + j), rn));
       const __m256 dz = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(hr + j), n), z);
       _mm256_storeu_ps(ho + j, _mm256_add_ps(dz, n));
     }

@@ -10,7 +10,7 @@
 //
 // Why its own kernel: as for the LSTM gates (lstm_gates.h), two exp and a tanh per
 // element through std:: cost more than the GEMM at batch 1; the AVX2 path evaluates
-// them eight at a time (gate_math_avx2.h), a few ulp from std::.
+// them eight at a time (math_avx2.h), a few ulp from std::.
 #include <cstdint>
 
 namespace brisk::ops_cpu::out {

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "ops_cpu/simd/cpu_features.h"
-#include "ops_cpu/simd/gate_math_avx2.h"
+#include "ops_cpu/simd/math_avx2.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 
@@ -41,8 +41,8 @@ void lstmGatesScalar(const float* gh, const float* gx, const float* c, float* h_
 
 namespace {
 
-using avx2::sigmoid8;
-using avx2::tanh8;
+using vmath::avx2::sigmoidv;
+using vmath::avx2::tanhv;
 
 __attribute__((target("avx2,fma")))
 void lstmGatesAvx2(const float* gh, const float* gx, const float* c, float* h_out, float* c_out, int64_t rows,
@@ -56,13 +56,13 @@ void lstmGatesAvx2(const float* gh, const float* gx, const float* c, float* h_ou
     int64_t j = 0;
     for (; j + 8 <= hd; j += 8) {
       // (No lambda for the loads: it would not inherit this function's target.)
-      const __m256 i = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(x + j)));
-      const __m256 f = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + hd + j), _mm256_loadu_ps(x + hd + j)));
-      const __m256 gg = tanh8(_mm256_add_ps(_mm256_loadu_ps(g + 2 * hd + j), _mm256_loadu_ps(x + 2 * hd + j)));
-      const __m256 o = sigmoid8(_mm256_add_ps(_mm256_loadu_ps(g + 3 * hd + j), _mm256_loadu_ps(x + 3 * hd + j)));
+      const __m256 i = sigmoidv(_mm256_add_ps(_mm256_loadu_ps(g + j), _mm256_loadu_ps(x + j)));
+      const __m256 f = sigmoidv(_mm256_add_ps(_mm256_loadu_ps(g + hd + j), _mm256_loadu_ps(x + hd + j)));
+      const __m256 gg = tanhv(_mm256_add_ps(_mm256_loadu_ps(g + 2 * hd + j), _mm256_loadu_ps(x + 2 * hd + j)));
+      const __m256 o = sigmoidv(_mm256_add_ps(_mm256_loadu_ps(g + 3 * hd + j), _mm256_loadu_ps(x + 3 * hd + j)));
       const __m256 cn = _mm256_add_ps(_mm256_mul_ps(f, _mm256_loadu_ps(cr + j)), _mm256_mul_ps(i, gg));
       _mm256_storeu_ps(co + j, cn);
-      _mm256_storeu_ps(ho + j, _mm256_mul_ps(o, tanh8(cn)));
+      _mm256_storeu_ps(ho + j, _mm256_mul_ps(o, tanhv(cn)));
     }
     rowScalar(g, x, cr, ho, co, hd, j);
   }

@@ -5,10 +5,12 @@
 // gives every operand slot a pointer: a full input points into its tensor, a row input
 // into its vector, a scalar input at a buffer filled with its value once per call, a
 // register at its scratch buffer (or, for an output that overlaps no input, at the
-// output itself). On the AVX2 path every instruction then runs whole
-// 8-lane vectors; a tile whose length is not a multiple of 8 (the last one of a row)
-// first copies its inputs into zero-padded staging buffers, so tails get exactly the
-// same lane arithmetic as the body and nothing reads past a tensor's end.
+// output itself). On the vector paths (AVX-512: 16 lanes, AVX2: 8) every instruction then
+// runs whole vectors; a tile whose length is not a multiple of the lane count (the last
+// one of a row) first copies its inputs into zero-padded staging buffers, so tails get
+// exactly the same lane arithmetic as the body and nothing reads past a tensor's end.
+// Both vector paths are one source (pointwise_exec.inc over vec_avx2.inc /
+// vec_avx512.inc) and give the same bits.
 #include "ops_cpu/simd/pointwise_program.h"
 
 #include <immintrin.h>
@@ -19,11 +21,17 @@
 
 #include "ops_cpu/simd/cpu_features.h"
 #include "ops_cpu/simd/math_avx2.h"
+#include "ops_cpu/simd/math_avx512.h"
 
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 namespace brisk::ops_cpu::pw {
 namespace {
+
+// The widest vector path's lane count: tiles of the hoisted rows are padded to it.
+constexpr int64_t kMaxLanes = 16;
+
+int64_t roundUp(int64_t n, int64_t lanes) { return (n + lanes - 1) / lanes * lanes; }
 
 // Per-thread scratch: registers, scalar broadcasts, staging for short tiles, slot
 // pointers, and the row-invariant results (see forTiles). Grown on the first call with a
@@ -53,8 +61,10 @@ Scratch& scratchFor(const Program& p) {
 }
 
 // Sets the slots of the inputs for the tile [i, i + len) (row offset `col`).
-// `pad`: copy full / row inputs into zero-padded staging (length not a multiple of 8).
-void bindInputs(const Program& p, const Input* in, Scratch& s, int64_t i, int64_t col, int64_t len, bool pad) {
+// `pad`: copy full / row inputs into zero-padded staging (length not a multiple of
+// `lanes`).
+void bindInputs(const Program& p, const Input* in, Scratch& s, int64_t i, int64_t col, int64_t len, bool pad,
+                int64_t lanes) {
   for (size_t k = 0; k < p.num_inputs; ++k) {
     const Input& x = in[k];
     if (x.kind == InputKind::kScalar) {
@@ -65,7 +75,7 @@ void bindInputs(const Program& p, const Input* in, Scratch& s, int64_t i, int64_
     if (pad) {
       float* st = s.staging.data() + k * kTile;
       std::memcpy(st, src, len * sizeof(float));
-      std::memset(st + len, 0, ((len + 7) / 8 * 8 - len) * sizeof(float));
+      std::memset(st + len, 0, (roundUp(len, lanes) - len) * sizeof(float));
       src = st;
     }
     s.slots[k] = src;
@@ -108,7 +118,8 @@ bool markHoisted(const Program& p, const Input* in, Scratch& s, int64_t begin, i
   }
   if (!row) return false;
   size_t count = 0;
-  const size_t stride = static_cast<size_t>(inner + 8) / 8 * 8 + 8;  // tiles read up to 7 lanes past a row
+  // Tiles read up to kMaxLanes - 1 lanes past a row.
+  const size_t stride = static_cast<size_t>(roundUp(inner + 1, kMaxLanes) + kMaxLanes);
   for (size_t i = 0; i < p.code.size(); ++i) {
     const uint64_t d = p.code[i].deps;
     s.hoisted[i] = (d & full) == 0 && (d & row) != 0;
@@ -178,10 +189,11 @@ void runCode(const Program& p, Scratch& s, Pass pass, int64_t len, int64_t col, 
 }
 
 // Walks the tiles of [begin, end), running the program on each (one() per instruction,
-// see runCode), then storing the outputs.
+// see runCode), then storing the outputs. `lanes`: the vector width one() computes in
+// (1: the scalar path); shorter tiles are padded to it.
 template <class One>
 void forTiles(const Program& p, const Input* in, void* const* outputs, int64_t begin, int64_t end, int64_t inner,
-              bool vector, One&& one) {
+              int64_t lanes, One&& one) {
   Scratch& s = scratchFor(p);
   for (size_t r = 0; r < p.num_registers; ++r) s.dst[r] = s.reg(r);
   fillBroadcasts(p, in, s);
@@ -190,7 +202,7 @@ void forTiles(const Program& p, const Input* in, void* const* outputs, int64_t b
   if (hoist) {
     for (int64_t col = 0; col < inner; col += kTile) {
       const int64_t len = std::min(kTile, inner - col);
-      bindInputs(p, in, s, 0, col, len, vector && len % 8 != 0);
+      bindInputs(p, in, s, 0, col, len, len % lanes != 0, lanes);
       runCode(p, s, Pass::kRow, len, col, one);
     }
   }
@@ -198,9 +210,9 @@ void forTiles(const Program& p, const Input* in, void* const* outputs, int64_t b
   while (i < end) {
     const int64_t col = i % inner;
     const int64_t len = std::min({kTile, end - i, inner - col});
-    const bool pad = vector && len % 8 != 0;
-    bindInputs(p, in, s, i, col, len, pad);
-    // A padded tile computes up to 7 lanes past `len`: those stay in the registers.
+    const bool pad = len % lanes != 0;
+    bindInputs(p, in, s, i, col, len, pad, lanes);
+    // A padded tile computes up to lanes - 1 lanes past `len`: those stay in the registers.
     for (size_t k = 0; k < p.outputs.size(); ++k)
       if (direct >> k & 1)
         s.dst[p.outputs[k].slot - p.num_inputs] =
@@ -268,119 +280,89 @@ inline float scalarOp(Op op, float a, float b, float c, float imm) {
   return a;
 }
 
-}  // namespace
-
 void runScalar(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
                int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, false,
+  forTiles(p, inputs, outputs, begin, end, inner, 1,
            [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
              for (int64_t j = 0; j < len; ++j) d[j] = scalarOp(in.op, a[j], b[j], c[j], in.imm);
            });
 }
 
+// The vector paths: the generic instruction (pointwise_exec.inc) compiled once per
+// instruction set, each inside its own target region (lambdas inherit the region's
+// target, not a function's attribute).
+#define BRISK_VEC_INLINE __attribute__((always_inline)) inline
+
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
+namespace avx2 {
+using namespace vmath::avx2;
+#include "ops_cpu/simd/pointwise_exec.inc"
 
-namespace {
-
-using vmath::erf8;
-using vmath::exp8;
-using vmath::geluErf8;
-using vmath::log8;
-using vmath::sigmoid8;
-using vmath::tanh8;
-
-inline __m256 bool8(__m256 mask) { return _mm256_and_ps(mask, _mm256_set1_ps(1.0f)); }
-
-// One instruction over n8 vectors. Op dispatch is outside the element loop.
-void execAvx2(const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t n8) {
-  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.0f);
-  auto binary = [&](auto f) {
-    for (int64_t j = 0; j < n8; j += 8) _mm256_storeu_ps(d + j, f(_mm256_loadu_ps(a + j), _mm256_loadu_ps(b + j)));
-  };
-  auto unary = [&](auto f) {
-    for (int64_t j = 0; j < n8; j += 8) _mm256_storeu_ps(d + j, f(_mm256_loadu_ps(a + j)));
-  };
-  switch (in.op) {
-    case Op::kAdd: return binary([](__m256 x, __m256 y) { return _mm256_add_ps(x, y); });
-    case Op::kSub: return binary([](__m256 x, __m256 y) { return _mm256_sub_ps(x, y); });
-    case Op::kMul: return binary([](__m256 x, __m256 y) { return _mm256_mul_ps(x, y); });
-    case Op::kDiv: return binary([](__m256 x, __m256 y) { return _mm256_div_ps(x, y); });
-    case Op::kMax: return binary([](__m256 x, __m256 y) { return _mm256_max_ps(y, x); });
-    case Op::kMin: return binary([](__m256 x, __m256 y) { return _mm256_min_ps(y, x); });
-    case Op::kEq: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_EQ_OQ)); });
-    case Op::kNe: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_NEQ_UQ)); });
-    case Op::kLt: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_LT_OQ)); });
-    case Op::kLe: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_LE_OQ)); });
-    case Op::kGt: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_GT_OQ)); });
-    case Op::kGe: return binary([](__m256 x, __m256 y) { return bool8(_mm256_cmp_ps(x, y, _CMP_GE_OQ)); });
-    case Op::kWhere:
-      for (int64_t j = 0; j < n8; j += 8) {
-        const __m256 m = _mm256_cmp_ps(_mm256_loadu_ps(a + j), zero, _CMP_NEQ_UQ);
-        _mm256_storeu_ps(d + j, _mm256_blendv_ps(_mm256_loadu_ps(c + j), _mm256_loadu_ps(b + j), m));
-      }
-      return;
-    case Op::kNeg: return unary([](__m256 x) { return _mm256_xor_ps(x, _mm256_set1_ps(-0.0f)); });
-    case Op::kAbs: return unary([](__m256 x) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x); });
-    case Op::kReciprocal: return unary([&](__m256 x) { return _mm256_div_ps(one, x); });
-    case Op::kSqrt: return unary([](__m256 x) { return _mm256_sqrt_ps(x); });
-    case Op::kRsqrt: return unary([&](__m256 x) { return _mm256_div_ps(one, _mm256_sqrt_ps(x)); });
-    case Op::kRelu: return unary([&](__m256 x) { return _mm256_max_ps(zero, x); });
-    case Op::kLeakyRelu: {
-      const __m256 slope = _mm256_set1_ps(in.imm);
-      return unary([&](__m256 x) {
-        return _mm256_blendv_ps(_mm256_mul_ps(x, slope), x, _mm256_cmp_ps(x, zero, _CMP_GT_OQ));
-      });
-    }
-    case Op::kHardsigmoid:
-    case Op::kHardswish: {
-      const __m256 three = _mm256_set1_ps(3.0f), six = _mm256_set1_ps(6.0f);
-      const bool swish = in.op == Op::kHardswish;
-      return unary([&](__m256 x) {
-        const __m256 t = _mm256_min_ps(six, _mm256_max_ps(zero, _mm256_add_ps(x, three)));
-        return _mm256_div_ps(swish ? _mm256_mul_ps(x, t) : t, six);
-      });
-    }
-    case Op::kExp: return unary([](__m256 x) { return exp8(x); });
-    case Op::kTanh: return unary([](__m256 x) { return tanh8(x); });
-    case Op::kLog: return unary([](__m256 x) { return log8(x); });
-    case Op::kErf: return unary([](__m256 x) { return erf8(x); });
-    case Op::kSigmoid: return unary([](__m256 x) { return sigmoid8(x); });
-    case Op::kSilu:
-      return unary([&](__m256 x) { return _mm256_div_ps(x, _mm256_add_ps(one, exp8(_mm256_sub_ps(zero, x)))); });
-    case Op::kGeluTanh: {
-      const __m256 beta = _mm256_set1_ps(static_cast<float>(M_SQRT2 * M_2_SQRTPI * 0.5));
-      const __m256 kappa = _mm256_set1_ps(0.044715f), half = _mm256_set1_ps(0.5f);
-      return unary([&](__m256 x) {
-        const __m256 cube = _mm256_mul_ps(_mm256_mul_ps(x, x), x);
-        const __m256 inner = _mm256_mul_ps(beta, _mm256_add_ps(x, _mm256_mul_ps(kappa, cube)));
-        return _mm256_mul_ps(_mm256_mul_ps(half, x), _mm256_add_ps(one, tanh8(inner)));
-      });
-    }
-    case Op::kGeluErf: return unary([](__m256 x) { return geluErf8(x); });
-  }
-}
-
-void runAvx2(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
-             int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, true,
+void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner) {
+  forTiles(p, inputs, outputs, begin, end, inner, kLanes,
            [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
-             execAvx2(in, a, b, c, d, (len + 7) / 8 * 8);
+             exec(in, a, b, c, d, roundUp(len, kLanes));
            });
 }
+}  // namespace avx2
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx512f,fma")
+namespace avx512 {
+using namespace vmath::avx512;
+#include "ops_cpu/simd/pointwise_exec.inc"
+
+void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner) {
+  forTiles(p, inputs, outputs, begin, end, inner, kLanes,
+           [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
+             exec(in, a, b, c, d, roundUp(len, kLanes));
+           });
+}
+}  // namespace avx512
+#pragma GCC pop_options
+
+#undef BRISK_VEC_INLINE
 
 }  // namespace
 
-#pragma GCC pop_options
 
-void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner) {
-  if (vectorized())
-    runAvx2(p, inputs, outputs, begin, end, inner);
-  else
-    runScalar(p, inputs, outputs, begin, end, inner);
+bool runsOn(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return true;
+    case Isa::kAvx2: return out::cpuHasAvx2Fma();
+    case Isa::kAvx512: return out::cpuHasAvx512() && out::cpuHasAvx2Fma();
+  }
+  return false;
 }
 
-bool vectorized() { return out::cpuHasAvx2Fma(); }
+Isa bestIsa() {
+  static const Isa best = runsOn(Isa::kAvx512) ? Isa::kAvx512 : runsOn(Isa::kAvx2) ? Isa::kAvx2 : Isa::kScalar;
+  return best;
+}
+
+const char* isaName(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar: return "scalar";
+    case Isa::kAvx2: return "AVX2";
+    case Isa::kAvx512: return "AVX-512";
+  }
+  return "?";
+}
+
+void runWith(Isa isa, const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
+             int64_t inner) {
+  switch (isa) {
+    case Isa::kAvx512: return avx512::run(p, inputs, outputs, begin, end, inner);
+    case Isa::kAvx2: return avx2::run(p, inputs, outputs, begin, end, inner);
+    case Isa::kScalar: return runScalar(p, inputs, outputs, begin, end, inner);
+  }
+}
+
+void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner) {
+  runWith(bestIsa(), p, inputs, outputs, begin, end, inner);
+}
 
 const char* opName(Op op) {
   switch (op) {

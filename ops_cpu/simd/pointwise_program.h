@@ -11,9 +11,13 @@
 // kernels are: the same bits (this file is compiled with -ffp-contract=off, so nothing is
 // fused into an FMA). sqrt is IEEE's correctly rounded one; ATen's goes through MKL's
 // vector math and is up to 1 ulp off it. exp, log, tanh, sigmoid, silu, erf and both
-// GELUs use the polynomials of math_avx2.h on AVX2 (bounds against ATen in README.md,
-// asserted by tests/ops/fused_pointwise_test.cc) and ATen's own scalar formulas over std::
-// functions in the scalar path that runs on CPUs without AVX2 + FMA.
+// GELUs use the polynomials of vec_math.inc on the vector paths (bounds against ATen in
+// README.md, asserted by tests/ops/fused_pointwise_test.cc) and ATen's own scalar
+// formulas over std:: functions in the scalar path that runs on CPUs without AVX2 + FMA.
+//
+// Instruction sets: AVX-512F (16 lanes) where the CPU has it, else AVX2 + FMA (8 lanes),
+// else scalar. The two vector paths are one source over two sets of primitives and give
+// the same bits for every op.
 //
 // Plain C++ and intrinsics, no torch: the kernel (ops_cpu/fused/fused_pointwise.cc)
 // checks dtypes and shapes and hands over raw pointers.
@@ -103,15 +107,21 @@ struct Program {
   std::vector<Output> outputs;
 };
 
+// The code paths of run(), widest last.
+enum class Isa : uint8_t { kScalar, kAvx2, kAvx512 };
+
+// Whether this CPU can run `isa`'s path.
+bool runsOn(Isa isa);
+// The path run() takes on this CPU: the widest it runs.
+Isa bestIsa();
+const char* isaName(Isa isa);  // "scalar", "AVX2", "AVX-512"
+
 // Elements [begin, end) of the outputs. outputs[k] points to element 0 of output k
 // (float, or uint8_t for as_bool). Thread-safe (scratch is per thread, grown once).
 void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner);
 
-// The same with the portable scalar loop whatever the CPU (tests compare both).
-void runScalar(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
-               int64_t inner);
-
-// True when run() takes the AVX2 + FMA path on this CPU.
-bool vectorized();
+// The same on a given path (tests compare them); runsOn(isa) must hold.
+void runWith(Isa isa, const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end,
+             int64_t inner);
 
 }  // namespace brisk::ops_cpu::pw

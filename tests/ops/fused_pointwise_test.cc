@@ -5,6 +5,7 @@
 // comparisons, where), within the stated ULP bounds for the transcendentals, and the same
 // results through the fallback (inputs the fused loop does not take).
 #include <ATen/ATen.h>
+#include <ATen/Version.h>
 #include <ATen/Parallel.h>
 #include <gtest/gtest.h>
 
@@ -317,7 +318,17 @@ TEST(FusedPointwise, EachTranscendentalWithinItsBoundOfATen) {
                            "  %x : Tensor = aten::neg(%x0)\n"
                            "  %a : Tensor = " + c.op + "\n" +
                            "  return (%a)\n";
-    expectSame(ir, {{wideRange(60)}, {wideRange(61).abs()}, {specials({3, 33}, 62)}}, 1, c.max_ulps, c.abs_tol);
+    std::vector<std::vector<c10::IValue>> sets = {{wideRange(60)}, {wideRange(61).abs()}, {specials({3, 33}, 62)}};
+    float abs_tol = c.abs_tol;
+    if (std::string(c.op) == "aten::gelu(%x, %none)" && at::get_cpu_capability() == "AVX512") {
+      // ATen's AVX-512 GELU is an approximation of its own: up to 1.2e-6 from the exact
+      // value (at x = 3.49) and NaN at +inf, where its AVX2 loop is within 2.6e-7. The
+      // fused kernel's own error is bounded against the exact value below
+      // (PointwiseProgram.TranscendentalsAgainstDoublePrecision, SpecialValues).
+      abs_tol = 0x1p-19f;
+      for (auto& set : sets) set[0] = at::clamp(set[0].toTensor(), -1e30, 1e30);
+    }
+    expectSame(ir, sets, 1, c.max_ulps, abs_tol);
   }
 }
 
@@ -494,7 +505,21 @@ TEST(FusedPointwise, ZooChains) {
   }
 }
 
-// The interpreter's portable path against its AVX2 path, exact ops: same bits.
+// The interpreter's paths this CPU runs (scalar always), narrowest first.
+std::vector<pw::Isa> supportedIsas() {
+  std::vector<pw::Isa> out;
+  for (pw::Isa isa : {pw::Isa::kScalar, pw::Isa::kAvx2, pw::Isa::kAvx512})
+    if (pw::runsOn(isa)) out.push_back(isa);
+  return out;
+}
+
+std::vector<pw::Isa> vectorIsas() {
+  std::vector<pw::Isa> out = supportedIsas();
+  out.erase(out.begin());
+  return out;
+}
+
+// The interpreter's portable path against its widest path, exact ops: same bits.
 TEST(PointwiseProgram, ScalarPathMatchesVectorPathForExactOps) {
   pw::Program p;
   p.num_inputs = 2;
@@ -515,7 +540,7 @@ TEST(PointwiseProgram, ScalarPathMatchesVectorPathForExactOps) {
   void* va[2] = {a0.data_ptr(), a1.data_ptr()};
   void* vb[2] = {b0.data_ptr(), b1.data_ptr()};
   pw::run(p, in, va, 0, 1003, 1003);
-  pw::runScalar(p, in, vb, 0, 1003, 1003);
+  pw::runWith(pw::Isa::kScalar, p, in, vb, 0, 1003, 1003);
   EXPECT_TRUE(testing::bitEqual(a0, b0));
   EXPECT_TRUE(testing::bitEqual(a1, b1));
 }
@@ -530,8 +555,8 @@ TEST(PointwiseProgram, OutputInAnInputsMemoryIsNotWrittenEarly) {
   const uint16_t r0 = 2, r1 = 3;
   p.code = {{pw::Op::kAdd, r0, 0, 1}, {pw::Op::kMul, r1, 0, 0}, {pw::Op::kAdd, r1, r1, r0}};
   p.outputs = {{r0, false}, {r1, false}};
-  for (bool vector : {true, false}) {
-    SCOPED_TRACE(vector ? "run" : "runScalar");
+  for (pw::Isa isa : supportedIsas()) {
+    SCOPED_TRACE(pw::isaName(isa));
     const int64_t n = 1203;
     at::Tensor x = specials({n}, 90), y = specials({n}, 91);
     at::Tensor want0 = x + y, want1 = x * x + want0;
@@ -541,10 +566,7 @@ TEST(PointwiseProgram, OutputInAnInputsMemoryIsNotWrittenEarly) {
     in[0].data = x.data_ptr<float>();
     in[1].data = y.data_ptr<float>();
     void* outs[2] = {x.data_ptr(), out1.data_ptr()};  // output 0 overwrites x
-    if (vector)
-      pw::run(p, in, outs, 0, n, n);
-    else
-      pw::runScalar(p, in, outs, 0, n, n);
+    pw::runWith(isa, p, in, outs, 0, n, n);
     EXPECT_TRUE(sameBits(x, want0)) << firstDifference(x, want0);
     EXPECT_TRUE(sameBits(out1, want1)) << firstDifference(out1, want1);
   }
@@ -564,7 +586,7 @@ pw::Program unaryProgram(pw::Op op) {
 }
 
 TEST(PointwiseProgram, TranscendentalsAgainstDoublePrecision) {
-  if (!pw::vectorized()) GTEST_SKIP() << "no AVX2 + FMA";
+  if (vectorIsas().empty()) GTEST_SKIP() << "no AVX2 + FMA";
   struct Case {
     pw::Op op;
     double (*exact)(double);
@@ -582,21 +604,22 @@ TEST(PointwiseProgram, TranscendentalsAgainstDoublePrecision) {
   };
   const at::Tensor x = wideRange(70);
   const int64_t n = x.numel();
-  for (const Case& c : cases) {
-    SCOPED_TRACE(pw::opName(c.op));
+  for (const Case& c : cases)
+    for (pw::Isa isa : vectorIsas()) {
+    SCOPED_TRACE(std::string(pw::opName(c.op)) + " on " + pw::isaName(isa));
     const pw::Program p = unaryProgram(c.op);
     pw::Input in;
     in.kind = pw::InputKind::kFull;
     in.data = x.data_ptr<float>();
     at::Tensor got = at::empty({n});
     void* out = got.data_ptr();
-    pw::run(p, &in, &out, 0, n, n);
+    pw::runWith(isa, p, &in, &out, 0, n, n);
     int64_t worst = 0;
     float worst_x = 0;
     for (int64_t k = 0; k < n; ++k) {
       const float xi = x.data_ptr<float>()[k];
       const double e = c.exact(xi);
-      // Where the exact result is subnormal, float has fewer bits, and exp8 clamps its
+      // Where the exact result is subnormal, float has fewer bits, and expv clamps its
       // argument (sigmoid's tail below -89): within the smallest normal float.
       if (std::fabs(e) < 0x1p-126) {
         EXPECT_LE(std::fabs(got.data_ptr<float>()[k] - e), 0x1p-126) << "x " << xi;
@@ -609,11 +632,52 @@ TEST(PointwiseProgram, TranscendentalsAgainstDoublePrecision) {
       }
     }
     EXPECT_LE(worst, c.max_ulps) << "at x = " << worst_x;
-    std::cout << pw::opName(c.op) << ": " << worst << " ulp at x = " << worst_x << "\n";
+    std::cout << pw::opName(c.op) << " (" << pw::isaName(isa) << "): " << worst << " ulp at x = " << worst_x << "\n";
   }
 }
 
-// The special values of the new unary ops, on both paths.
+// AVX-512 against AVX2: one source over two sets of primitives, so every op -- the
+// polynomials included -- gives the same bits. Each op runs on a full input, on a
+// trailing-dimension vector and on a scalar, in a row-invariant (hoisted) step, with
+// tiles that cross rows and end mid-vector, over a range that starts and ends unaligned.
+TEST(PointwiseProgram, VectorPathsGiveTheSameBitsForEveryOp) {
+  if (!pw::runsOn(pw::Isa::kAvx512) || !pw::runsOn(pw::Isa::kAvx2)) GTEST_SKIP() << "needs AVX-512F and AVX2";
+  const int64_t rows = 37, inner = 45, n = rows * inner;
+  at::manual_seed(81);
+  const at::Tensor pool = wideRange(80);
+  const at::Tensor x = pool.index({at::randperm(pool.numel()).slice(0, 0, n)}).contiguous();
+  const at::Tensor row = pool.index({at::randperm(pool.numel()).slice(0, 0, inner)}).contiguous();
+  pw::Input in[3];
+  in[0].kind = pw::InputKind::kFull;
+  in[0].data = x.data_ptr<float>();
+  in[1].kind = pw::InputKind::kRow;
+  in[1].data = row.data_ptr<float>();
+  in[2].kind = pw::InputKind::kScalar;
+  in[2].value = -0.75f;
+  for (int k = 0; k <= static_cast<int>(pw::Op::kGeluErf); ++k) {
+    const auto op = static_cast<pw::Op>(k);
+    SCOPED_TRACE(pw::opName(op));
+    const bool compare = op >= pw::Op::kEq && op <= pw::Op::kGe;
+    pw::Program p;
+    p.num_inputs = 3;
+    p.num_registers = 3;
+    const uint16_t r0 = 3, r1 = 4, r2 = 5;
+    p.code = {{op, r0, 0, 1, 2, 0.125f, 7},   // on the full input
+              {op, r1, 1, 2, 1, 0.125f, 6},   // row-invariant: hoisted
+              {pw::Op::kAdd, r2, r1, 0, 0, 0.0f, 7}};
+    p.outputs = {{r0, compare}, {r2, false}};
+    at::Tensor a0 = at::zeros({n}, compare ? at::kByte : at::kFloat), a1 = at::zeros({n});
+    at::Tensor b0 = a0.clone(), b1 = a1.clone();
+    void* va[2] = {a0.data_ptr(), a1.data_ptr()};
+    void* vb[2] = {b0.data_ptr(), b1.data_ptr()};
+    pw::runWith(pw::Isa::kAvx2, p, in, va, 5, n - 3, inner);
+    pw::runWith(pw::Isa::kAvx512, p, in, vb, 5, n - 3, inner);
+    EXPECT_TRUE(testing::bitEqual(a0, b0));
+    EXPECT_TRUE(testing::bitEqual(a1, b1)) << firstDifference(b1, a1);
+  }
+}
+
+// The special values of the new unary ops, on every path.
 TEST(PointwiseProgram, SpecialValues) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
   struct Case {
@@ -637,13 +701,12 @@ TEST(PointwiseProgram, SpecialValues) {
     in.kind = pw::InputKind::kFull;
     const float xs[3] = {c.x, c.x, c.x};
     in.data = xs;
-    float v[3], s[3];
-    void* vo = v;
-    void* so = s;
-    pw::run(p, &in, &vo, 0, 3, 3);
-    pw::runScalar(p, &in, &so, 0, 3, 3);
-    for (float got : {v[0], s[0]}) {
-      SCOPED_TRACE(std::string(pw::opName(c.op)) + "(" + std::to_string(c.x) + ")");
+    for (pw::Isa isa : supportedIsas()) {
+      float v[3];
+      void* vo = v;
+      pw::runWith(isa, p, &in, &vo, 0, 3, 3);
+      const float got = v[0];
+      SCOPED_TRACE(std::string(pw::opName(c.op)) + "(" + std::to_string(c.x) + ") on " + pw::isaName(isa));
       if (std::isnan(c.want)) {
         EXPECT_TRUE(std::isnan(got)) << got;
       } else {

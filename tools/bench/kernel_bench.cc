@@ -6,6 +6,8 @@
 //   depthwise_nchw  3x3 depthwise conv, NCHW                vs  at::conv2d (oneDNN)
 //   max_pool_nchw   max_pool2d, NCHW                        vs  at::max_pool2d
 //   max_pool_nhwc   max_pool2d, channels-last float          vs  at::max_pool2d
+//   fused_pointwise elementwise chains, each vector path       vs  the same ATen ops,
+//                   (AVX-512, AVX2) of the interpreter          one after another
 // For every case: median time per call over rounds of ~20 ms, the ratio torch / brisk
 // (above 1: brisk's kernel is faster), and the largest difference between the results.
 // This is a benchmark, not a test: it prints, it never fails on a number.
@@ -25,6 +27,7 @@
 #include "ops_cpu/simd/depthwise_nchw.h"
 #include "ops_cpu/simd/max_pool_nchw.h"
 #include "ops_cpu/simd/max_pool_nhwc.h"
+#include "ops_cpu/simd/pointwise_program.h"
 #include "ops_cpu/simd/small_gemm.h"
 #include "tools/cli/stats.h"
 
@@ -198,6 +201,49 @@ void benchMaxPoolNhwc() {
   }
 }
 
+// Elementwise tails as the fusion pass builds them, on every vector path this CPU runs:
+// a transformer FFN's bias + exact GELU, a residual add + ReLU, and SiLU.
+void benchPointwise() {
+  namespace pw = brisk::ops_cpu::pw;
+  struct Case {
+    const char* name;
+    std::vector<pw::Instr> code;  // inputs: 0 = x (full), 1 = y (full), 2 = b (row)
+    std::function<at::Tensor(const at::Tensor&, const at::Tensor&, const at::Tensor&)> torch;
+  };
+  const std::vector<Case> cases = {
+      {"gelu(x + b)", {{pw::Op::kAdd, 3, 0, 2, 0, 0, 5}, {pw::Op::kGeluErf, 3, 3, 0, 0, 0, 5}},
+       [](const at::Tensor& x, const at::Tensor&, const at::Tensor& b) { return at::gelu(x + b); }},
+      {"relu(x + y)", {{pw::Op::kAdd, 3, 0, 1, 0, 0, 3}, {pw::Op::kRelu, 3, 3, 0, 0, 0, 3}},
+       [](const at::Tensor& x, const at::Tensor& y, const at::Tensor&) { return at::relu(x + y); }},
+      {"silu(x)", {{pw::Op::kSilu, 3, 0, 0, 0, 0, 1}},
+       [](const at::Tensor& x, const at::Tensor&, const at::Tensor&) { return at::silu(x); }},
+  };
+  const int64_t rows = 64, inner = 3072, n = rows * inner;
+  const at::Tensor x = at::randn({rows, inner}), y = at::randn({rows, inner}), b = at::randn({inner});
+  pw::Input in[3];
+  in[0].kind = in[1].kind = pw::InputKind::kFull;
+  in[0].data = x.data_ptr<float>();
+  in[1].data = y.data_ptr<float>();
+  in[2].kind = pw::InputKind::kRow;
+  in[2].data = b.data_ptr<float>();
+  for (const Case& cs : cases) {
+    pw::Program p;
+    p.num_inputs = 3;
+    p.num_registers = 1;
+    p.code = cs.code;
+    p.outputs = {{3, false}};
+    at::Tensor out = at::empty({rows, inner});
+    void* outs[1] = {out.data_ptr()};
+    const double tt = medianSeconds([&] { cs.torch(x, y, b); });
+    for (pw::Isa isa : {pw::Isa::kAvx512, pw::Isa::kAvx2}) {
+      if (!pw::runsOn(isa)) continue;
+      const double tb = medianSeconds([&] { pw::runWith(isa, p, in, outs, 0, n, inner); });
+      row(std::string("fused_pointwise ") + pw::isaName(isa), std::string(cs.name) + " 64x3072",
+          "ATen ops, unfused", tb, tt, maxDiff(out, cs.torch(x, y, b)));
+    }
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -212,5 +258,6 @@ int main() {
   benchDepthwise();
   benchMaxPool();
   benchMaxPoolNhwc();
+  benchPointwise();
   return 0;
 }
