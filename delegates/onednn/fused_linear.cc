@@ -3,7 +3,8 @@
 // reordered once into oneDNN's blocked format. oneDNN picks its kernels by instruction
 // set (AVX-512, AVX2, AMX), never by CPU vendor, and never re-packs the weight per call,
 // unlike MKL's sgemm that ATen's linear calls. Inputs with few rows go back to brisk's
-// kernels (LinearOptions::min_rows), where brisk's small GEMM is faster.
+// kernels (LinearOptions::min_rows), where brisk's small GEMM is faster, and so do calls
+// too small to pay for oneDNN's per-call cost (LinearOptions::min_macs).
 #include <ATen/ATen.h>
 
 #include <sstream>
@@ -19,7 +20,8 @@ namespace {
 
 class FusedLinear final : public CompiledPartition {
  public:
-  FusedLinear(const FusionChain& c, const Node& node, const LinearOptions& o) : chain_(c.str()), min_rows_(o.min_rows) {
+  FusedLinear(const FusionChain& c, const Node& node, const LinearOptions& o)
+      : chain_(c.str()), min_rows_(o.min_rows), min_macs_(o.min_macs) {
     const Node& lin = *c.nodes[0];
     at::Tensor w, b;
     const Value* x;
@@ -65,7 +67,7 @@ class FusedLinear final : public CompiledPartition {
     const at::Tensor& x0 = ctx.tensor(x_input_);
     if (x0.scalar_type() != at::kFloat || x0.layout() != at::kStrided || !x0.is_cpu() || x0.dim() < 2 ||
         (two_d_only_ && x0.dim() != 2) || x0.size(-1) != in_features_ || x0.numel() == 0 ||
-        x0.numel() / in_features_ < min_rows_)
+        x0.numel() / in_features_ < min_rows_ || x0.numel() * out_features_ < min_macs_)
       return false;
     const at::Tensor x = x0.is_contiguous() ? x0 : x0.contiguous();
     torch::jit::Stack& s = static_cast<CallState*>(state)->stack;
@@ -96,14 +98,14 @@ class FusedLinear final : public CompiledPartition {
     std::ostringstream os;
     os << chain_ << " " << in_features_ << "->" << out_features_ << " (mkldnn::_linear_pointwise, weight packed per row count: "
        << weights_->shapes() << " so far; "
-       << "under " << min_rows_ << " rows: brisk's kernels)";
+       << "under " << min_rows_ << " rows or " << min_macs_ << " multiply-adds: brisk's kernels)";
     return os.str();
   }
   bool outputPlannable() const override { return true; }
 
  private:
   std::string chain_;
-  int64_t min_rows_;
+  int64_t min_rows_, min_macs_;
   bool two_d_only_ = false;
   int64_t out_features_ = 0, in_features_ = 0;
   c10::OperatorHandle op_ = mkldnnOp("mkldnn::_linear_pointwise", "");

@@ -14,6 +14,11 @@ struct LinearOptions {
   // Inputs with fewer rows than this run the nested block (brisk's kernels: its small
   // GEMM serves up to 8 rows faster than oneDNN's matmul).
   int64_t min_rows = 9;
+  // Calls with fewer multiply-adds than this (rows x in x out) run the nested block too:
+  // a call through ATen's mkldnn op costs about 10 us before any arithmetic (Zen 4: a
+  // 20x96 -> 12 linear took 12.9 us there, 2.3 us on brisk's kernels; 20x96 -> 384,
+  // 25 vs 18 us; 64x256 -> 512, 158 vs 172 us).
+  int64_t min_macs = int64_t{1} << 20;
 };
 
 // `nhwc_output`: leave the result in channels-last (NHWC) order, as the next

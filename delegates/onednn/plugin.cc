@@ -33,8 +33,12 @@ bool takesNhwc(const Node& reader) {
 
 class OneDnnBackend final : public DelegateBackend {
  public:
-  OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows, PluginOption<bool> depthwise)
-      : linear_(std::move(linear)), min_rows_(std::move(min_rows)), depthwise_(std::move(depthwise)) {}
+  OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows, PluginOption<int64_t> min_macs,
+                PluginOption<bool> depthwise)
+      : linear_(std::move(linear)),
+        min_rows_(std::move(min_rows)),
+        min_macs_(std::move(min_macs)),
+        depthwise_(std::move(depthwise)) {}
 
   std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext& ctx) const override {
     const bool linear = linear_.get(ctx.options);
@@ -78,7 +82,7 @@ class OneDnnBackend final : public DelegateBackend {
     std::optional<FusionChain> chain = parseChain(nodes, &why);
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
     if (chain->anchor == Anchor::kLinear)
-      return compileLinear(*chain, node, LinearOptions{min_rows_.get(ctx.options)});
+      return compileLinear(*chain, node, LinearOptions{min_rows_.get(ctx.options), min_macs_.get(ctx.options)});
     // NHWC only when every read is by a node of this block that takes it: a block
     // return does not, and a read nested in a node's block counts as that node's (the
     // nodes of a partition read outer values directly).
@@ -93,6 +97,7 @@ class OneDnnBackend final : public DelegateBackend {
  private:
   PluginOption<bool> linear_;
   PluginOption<int64_t> min_rows_;
+  PluginOption<int64_t> min_macs_;
   PluginOption<bool> depthwise_;
 };
 
@@ -116,9 +121,13 @@ BRISK_PLUGIN(registrar) {
   auto min_rows = registrar.option<int64_t>(
       "linear_min_rows", 9,
       "linear layers with fewer input rows than this run on brisk's kernels (its small GEMM) instead of oneDNN");
+  auto min_macs = registrar.option<int64_t>(
+      "linear_min_macs", brisk::onednn::LinearOptions{}.min_macs,
+      "linear calls with fewer multiply-adds (rows x in x out) than this run on brisk's kernels: below it "
+      "oneDNN's per-call cost (about 10 us) outweighs its faster GEMM");
   auto depthwise = registrar.option<bool>(
       "fuse_depthwise", true,
       "a 1x1 convolution and the depthwise 3x3 convolution that alone reads it run as one partition, with "
       "oneDNN's fused depthwise kernel where it has one for the shape (MobileNet's expand + depthwise steps)");
-  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, depthwise));
+  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, min_macs, depthwise));
 }

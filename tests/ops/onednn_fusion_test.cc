@@ -39,6 +39,7 @@ void expectPartition(OpTester&& t) {
   Options o;
   o.strict_inputs = false;
   o.plugin_options["onednn.linear"] = true;  // on any CPU (its default follows AVX-512)
+  o.plugin_options["onednn.linear_min_macs"] = int64_t{0};  // the tests' small shapes too
   t.options(o).withDelegates().tolerance(kTol).expectKernel(kDelegateKind, kDelegate).run();
 }
 
@@ -431,6 +432,32 @@ TEST(OneDnnFusion, WhatIsNotClaimed) {
       .inputs({at::randn({16, 8}), at::randn({4, 8})})
       .expectKernel("aten::linear", KernelKind::kOutVariant)
       .run();
+}
+
+// A call under onednn.linear_min_macs multiply-adds runs the nested block (brisk's
+// kernels): oneDNN never packs a weight for it. At 0 the same call takes oneDNN, with
+// the same result within the GEMMs' rounding.
+TEST(OneDnnFusion, SmallLinearCallsStayOnBrisksKernels) {
+  const std::string ir = linearIR(24, 40, "  %out : Tensor = aten::relu(%y)\n");
+  const at::Tensor x = at::randn({16, 40});
+  at::Tensor first;
+  for (int64_t min_macs : {int64_t{1} << 20, int64_t{0}}) {
+    SCOPED_TRACE(min_macs);
+    Options o;
+    o.plugin_options["onednn.linear"] = true;
+    if (min_macs == 0) o.plugin_options["onednn.linear_min_macs"] = min_macs;
+    auto m = Module::fromIR(ir, o, "small-linear");
+    const at::Tensor got = m->run({x}).toTensor();
+    if (first.defined())
+      EXPECT_TRUE(at::allclose(got, first, 1e-5, 1e-5));
+    else
+      first = got;
+    std::string detail;
+    for (const NodeKernelInfo& k : m->kernelReport())
+      if (k.op == kDelegateKind) detail = k.detail;
+    const std::string want = min_macs ? "packed per row count: 0 so far" : "packed per row count: 1 so far";
+    EXPECT_NE(detail.find(want), std::string::npos) << detail;
+  }
 }
 
 TEST(OneDnnFusion, OptionOfTheWrongTypeIsALoadError) {
