@@ -48,6 +48,12 @@ struct Options {
   // false: no backend is tried (every node runs on brisk's own kernels).
   bool use_delegates = true;
 
+  // --- Precision -------------------------------------------------------------------
+  // Reduced-precision modes, applied by the ops_quantized plugin (loaded when this is
+  // not empty): "fp16_weights", "int8_dynamic" (ops_quantized/precision.h); an unknown
+  // name is an error at load. Empty: fp32, the model's own numerics.
+  std::vector<std::string> precision;
+
   // --- Kernel choice ---------------------------------------------------------------
   bool use_out_variants = true;  // false: skip the out-variant registry
   bool use_native = true;        // false: skip native kernels (prim ops too)

@@ -78,6 +78,14 @@ void loadPlugins(const std::string& model, const Options& o, Registries& registr
                               << "' not found; nodes will use fallback kernels (" << e.what() << ")";
     }
   }
+  // Reduced precision comes from its own plugin, loaded only when asked for.
+  if (!o.precision.empty() && !registries.passes.find("ops_quantized.reduce_precision")) {
+    try {
+      loadPlugin("ops_quantized", o.plugin_path, registries);
+    } catch (const Error& e) {
+      throw e.withModel(model);
+    }
+  }
   if (!o.use_delegates) return;
   // A backend no loaded plugin registers comes from the plugin of the same name.
   const bool defaults = o.default_plugins_optional && o.delegates == Options{}.delegates;

@@ -1,0 +1,112 @@
+#include "ops_quantized/linear_kernels.h"
+
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/native/quantized/PackedParams.h>
+
+#include "core/common/error.h"
+#include "core/graph/graph.h"
+#include "ops_quantized/linear_rewrite.h"
+
+namespace brisk::ops_quantized {
+namespace {
+
+using Packed = c10::intrusive_ptr<LinearPackedParamsBase>;
+
+Packed prepack(const char* op, std::vector<c10::IValue> args) {
+  auto& dispatcher = c10::Dispatcher::singleton();
+  const c10::OperatorHandle handle = dispatcher.findSchemaOrThrow(op, "");
+  torch::jit::Stack stack(std::make_move_iterator(args.begin()), std::make_move_iterator(args.end()));
+  handle.callBoxed(stack);
+  return stack.at(0).toCustomClass<LinearPackedParamsBase>();
+}
+
+struct Weights {
+  at::Tensor w;  // [N, K] fp32, as the model stores it
+  c10::optional<at::Tensor> b;
+};
+
+Weights weightsOf(KernelBuildContext& b) {
+  const Node& n = b.node();
+  Weights out;
+  out.w = n.input(1)->constant().toTensor().contiguous();
+  if (!n.input(2)->constant().isNone()) out.b = n.input(2)->constant().toTensor().contiguous();
+  return out;
+}
+
+// x's sizes with the last one replaced by `n`.
+c10::SmallVector<int64_t, 4> outputSizes(const at::Tensor& x, int64_t n) {
+  c10::SmallVector<int64_t, 4> s(x.sizes().begin(), x.sizes().end());
+  s.back() = n;
+  return s;
+}
+
+// The fp32 path: ATen's linear on the unquantized weight (non-fp32 inputs).
+bool generic(KernelContext& ctx, const Weights& w, const at::Tensor& x, int64_t k) {
+  if (x.scalar_type() == at::kFloat && x.dim() >= 1 && x.size(-1) == k && x.device().is_cpu() &&
+      x.layout() == at::kStrided)
+    return false;
+  ctx.output(0) = at::linear(x, w.w, w.b);
+  return true;
+}
+
+std::unique_ptr<Kernel> makeLinearFp16(KernelBuildContext& b) {
+  Weights w = weightsOf(b);
+  const int64_t n = w.w.size(0), k = w.w.size(1);
+  Packed packed = prepack("quantized::linear_prepack_fp16", {w.w, w.b});
+  const std::string what = "fbgemm fp16 weights " + std::to_string(k) + "->" + std::to_string(n) +
+                           " (quantized::linear_prepack_fp16 at load, fp32 accumulation)";
+  return functionKernel(
+      KernelKind::kOutVariant,
+      [w = std::move(w), packed = std::move(packed), n, k](KernelContext& ctx) {
+        const at::Tensor& x0 = ctx.tensor(0);
+        if (generic(ctx, w, x0, k)) return;
+        const at::Tensor x = x0.dim() >= 2 && x0.is_contiguous() ? x0 : x0.contiguous().reshape({-1, k});
+        c10::IValue& slot = ctx.output(0);
+        if (!slot.isTensor() || slot.toTensor().scalar_type() != at::kFloat || !slot.toTensor().is_contiguous())
+          slot = at::empty({0}, x.options());
+        at::Tensor& out = slot.toTensor();
+        packed->apply_dynamic_out(x, out, /*reduce_range=*/false);  // resizes out as needed
+        if (x.dim() != x0.dim()) out = out.view(outputSizes(x0, n));
+      },
+      what);
+}
+
+std::unique_ptr<Kernel> makeLinearInt8(KernelBuildContext& b) {
+  Weights w = weightsOf(b);
+  const int64_t n = w.w.size(0), k = w.w.size(1);
+  // Symmetric per-channel int8: +-127 so negation stays representable.
+  const at::Tensor scales = (w.w.abs().amax(1) / 127.0).clamp_min(1e-12).to(at::kDouble);
+  const at::Tensor zeros = at::zeros({n}, at::kLong);
+  const at::Tensor wq = at::quantize_per_channel(w.w, scales, zeros, 0, at::kQInt8);
+  Packed packed = prepack("quantized::linear_prepack", {wq, w.b});
+  const std::string what = "fbgemm int8 dynamic " + std::to_string(k) + "->" + std::to_string(n) +
+                           " (per-channel int8 weights packed at load, uint8 activations quantized per call)";
+  return functionKernel(
+      KernelKind::kNative,
+      [w = std::move(w), packed = std::move(packed), n, k](KernelContext& ctx) {
+        const at::Tensor& x0 = ctx.tensor(0);
+        if (generic(ctx, w, x0, k)) return;
+        const at::Tensor x = x0.dim() >= 2 && x0.is_contiguous() ? x0 : x0.contiguous().reshape({-1, k});
+        at::Tensor y = packed->apply_dynamic(x, /*reduce_range=*/true);
+        ctx.output(0) = x.dim() != x0.dim() ? y.view(outputSizes(x0, n)) : std::move(y);
+      },
+      what);
+}
+
+}  // namespace
+
+bool fbgemmRuns() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+  }();
+  return yes;
+}
+
+void registerLinearKernels(PluginRegistrar& r) {
+  r.outVariant(kLinearFp16Kind, makeLinearFp16);
+  r.native(kLinearInt8Kind, makeLinearInt8);
+}
+
+}  // namespace brisk::ops_quantized

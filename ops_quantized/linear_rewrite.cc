@@ -1,0 +1,108 @@
+#include "ops_quantized/linear_rewrite.h"
+
+#include <ATen/core/function_schema.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include "core/graph/graph.h"
+#include "ops_quantized/precision.h"
+
+namespace brisk::ops_quantized {
+namespace {
+
+bool isFp32Matrix(const Value* v) {
+  if (!v->isConstant() || !v->constant().isTensor()) return false;
+  const at::Tensor& t = v->constant().toTensor();
+  return t.scalar_type() == at::kFloat && t.dim() == 2 && t.layout() == at::kStrided && t.device().is_cpu() &&
+         t.numel() > 0;
+}
+
+// None, or a constant fp32 vector of `n` elements.
+bool isBias(const Value* v, int64_t n) {
+  if (!v->isConstant()) return false;
+  const c10::IValue& c = v->constant();
+  if (c.isNone()) return true;
+  if (!c.isTensor()) return false;
+  const at::Tensor& t = c.toTensor();
+  return t.scalar_type() == at::kFloat && t.dim() == 1 && t.size(0) == n && t.device().is_cpu();
+}
+
+struct LinearParts {
+  Value* x;
+  Value* w;  // [N, K]
+  Value* b;  // None or [N]; null: a None to add
+};
+
+// The operands of a linear layer with a constant fp32 weight, in any of its spellings.
+std::optional<LinearParts> matchLinear(Graph& g, Node& n) {
+  const std::string& key = n.key();
+  if (key == "aten::linear" && n.inputs().size() == 3) {
+    if (!isFp32Matrix(n.input(1))) return std::nullopt;
+    if (!isBias(n.input(2), n.input(1)->constant().toTensor().size(0))) return std::nullopt;
+    return LinearParts{n.input(0), n.input(1), n.input(2)};
+  }
+  const bool addmm = key == "aten::addmm" && n.inputs().size() == 5;
+  const bool mm = key == "aten::mm" && n.inputs().size() == 2;
+  if (!addmm && !mm) return std::nullopt;
+  Value* mat2 = n.input(addmm ? 2 : 1);
+  if (!isFp32Matrix(mat2)) return std::nullopt;
+  const int64_t out_features = mat2->constant().toTensor().size(1);
+  if (addmm && (constantNumber(n.input(3)) != 1.0 || constantNumber(n.input(4)) != 1.0 ||
+                !isBias(n.input(0), out_features) || n.input(0)->constant().isNone()))
+    return std::nullopt;
+  // The core IR holds W^T (a folded permute of W): the node takes W itself.
+  Value* w = g.addConstant(c10::IValue(mat2->constant().toTensor().t()), mat2->type());
+  return LinearParts{n.input(addmm ? 1 : 0), w, addmm ? n.input(0) : nullptr};
+}
+
+size_t rewriteBlock(Graph& g, Block& block, const std::vector<Mode>& modes) {
+  size_t changed = 0;
+  const std::vector<Node*> nodes = block.nodes();
+  for (Node* n : nodes) {
+    std::optional<LinearParts> p = matchLinear(g, *n);
+    if (!p) continue;
+    // Both modes run every linear layer: the first requested one takes it.
+    const char* kind = modes.front() == Mode::kFp16Weights ? kLinearFp16Kind : kLinearInt8Kind;
+    NodeSpec spec;
+    spec.kind = kind;
+    spec.schema = quantizedLinearSchema(kind);
+    spec.inputs = {p->x, p->w, p->b ? p->b : g.addConstant(c10::IValue(), c10::NoneType::get())};
+    spec.outputs.emplace_back(n->output(0)->type(), n->output(0)->name());
+    Node* q = block.insertNodeBefore(n, std::move(spec));
+    g.replaceAllUses(n->output(0), q->output(0));
+    block.eraseNode(n);
+    ++changed;
+  }
+  return changed;
+}
+
+}  // namespace
+
+size_t reducePrecision(Graph& graph, const PassContext& ctx) {
+  const std::vector<Mode> modes = requestedModes(ctx.options, ctx.model);
+  if (modes.empty()) return 0;
+  size_t changed = 0;
+  for (Block* b : graph.allBlocks()) changed += rewriteBlock(graph, *b, modes);
+  return changed;
+}
+
+const c10::FunctionSchema* quantizedLinearSchema(const char* kind) {
+  static std::mutex mu;
+  // Never destroyed: nodes of any Module may point at them until the process ends.
+  static auto* schemas = new std::map<std::string, std::unique_ptr<c10::FunctionSchema>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& s = (*schemas)[kind];
+  if (!s) {
+    std::vector<c10::Argument> args = {
+        c10::Argument("input", c10::TensorType::get()), c10::Argument("weight", c10::TensorType::get()),
+        c10::Argument("bias", c10::OptionalType::create(c10::TensorType::get()))};
+    std::vector<c10::Argument> rets = {c10::Argument("", c10::TensorType::get())};
+    s = std::make_unique<c10::FunctionSchema>(kind, "", std::move(args), std::move(rets));
+  }
+  return s.get();
+}
+
+}  // namespace brisk::ops_quantized

@@ -1,0 +1,33 @@
+#pragma once
+// The graph pass ops_quantized.reduce_precision. With Options::precision empty it does
+// nothing. Otherwise each linear layer with a constant fp32 weight -- aten::linear, and
+// the core ATen IR's addmm(b, x, W^T) (beta = alpha = 1) and mm(x, W^T) -- becomes one
+// node of the first requested mode (precision.h):
+//   ops_quantized::linear_fp16(x, W, b)          fp16_weights
+//   ops_quantized::linear_int8_dynamic(x, W, b)  int8_dynamic
+// W is the layer's fp32 weight [N, K] as the model stores it (its kernel packs it at
+// load), b its bias or None. Runs before delegate backends claim nodes, so a rewritten
+// layer is never also claimed by one.
+#include <cstddef>
+
+#include "core/graph/graph_pass.h"
+#include "core/kernels/plugin.h"
+
+namespace c10 {
+struct FunctionSchema;
+}
+
+namespace brisk::ops_quantized {
+
+constexpr const char* kLinearFp16Kind = "ops_quantized::linear_fp16";
+constexpr const char* kLinearInt8Kind = "ops_quantized::linear_int8_dynamic";
+
+// Before ops_cpu's fusions (kPassOrderFuse) and the delegates' partitioning.
+constexpr int kReducePrecisionOrder = kPassOrderFuse - 50;
+
+size_t reducePrecision(Graph& graph, const PassContext& ctx);
+
+// The schema of the rewritten nodes: (Tensor x, Tensor w, Tensor? b) -> Tensor.
+const c10::FunctionSchema* quantizedLinearSchema(const char* kind);
+
+}  // namespace brisk::ops_quantized

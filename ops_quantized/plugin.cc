@@ -1,0 +1,29 @@
+// The ops_quantized plugin: reduced precision, opt-in. It registers one graph pass,
+// ops_quantized.reduce_precision (linear_rewrite.h), which changes nothing unless
+// Options::precision asks for a mode, and the kernels of the nodes it writes
+// (linear_kernels.h). Core loads this plugin when a Module asks for a precision.
+#include <glog/logging.h>
+
+#include "core/common/options.h"
+#include "core/kernels/plugin.h"
+#include "ops_quantized/linear_kernels.h"
+#include "ops_quantized/linear_rewrite.h"
+#include "ops_quantized/precision.h"
+
+BRISK_PLUGIN(registrar) {
+  using namespace brisk::ops_quantized;
+  registerLinearKernels(registrar);
+  registrar.pass(
+      "reduce_precision", kReducePrecisionOrder,
+      [](brisk::Graph& g, const brisk::PassContext& ctx) -> size_t {
+        if (requestedModes(ctx.options, ctx.model).empty()) return 0;
+        if (!fbgemmRuns()) {
+          LOG_FIRST_N(WARNING, 1) << "brisk: " << ctx.model
+                                  << ": precision modes need AVX2, FMA and F16C (fbgemm's kernels); this CPU "
+                                     "lacks one, so the model runs in fp32";
+          return 0;
+        }
+        return reducePrecision(g, ctx);
+      },
+      "linear layers on fp16 weights or dynamic int8, as Options::precision asks (nothing when it is empty)");
+}

@@ -1,0 +1,162 @@
+// The ops_quantized plugin (Options::precision): linear layers on fp16 weights and on
+// dynamic int8, against what each mode promises -- fp16: exactly fp32 arithmetic on
+// weights rounded to fp16; int8: libtorch's own quantized::linear_dynamic on the same
+// int8 weights, bit for bit -- and against fp32 within the error the README states.
+// With no precision asked for, the plugin changes nothing.
+#include <ATen/ATen.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/executor/module.h"
+#include "tests/ops/op_tester.h"
+#include "tests/testing/model_check.h"
+
+namespace brisk::testing {
+namespace {
+
+constexpr int64_t kOut = 48, kIn = 40;
+
+// The weights constTensorIR builds (sin of 0, 1, 2, ... in the given shape).
+at::Tensor constTensor(std::vector<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return at::sin(at::arange(n, at::kFloat).reshape(shape));
+}
+
+const std::string kLinearIR = "graph(%x : Tensor):\n" + constTensorIR("w", {kOut, kIn}) + constTensorIR("b", {kOut}) +
+                              "  %out : Tensor = aten::linear(%x, %w, %b)\n  return (%out)\n";
+// The core ATen IR's spelling: addmm(b, x, W^T) and mm(x, W^T).
+const std::string kAddmmIR = "graph(%x : Tensor):\n" + constTensorIR("wt", {kIn, kOut}) + constTensorIR("b", {kOut}) +
+                             "  %one : int = prim::Constant[value=1]()\n"
+                             "  %out : Tensor = aten::addmm(%b, %x, %wt, %one, %one)\n  return (%out)\n";
+const std::string kMmIR = "graph(%x : Tensor):\n" + constTensorIR("wt", {kIn, kOut}) +
+                          "  %y : Tensor = aten::mm(%x, %wt)\n  %out : Tensor = aten::relu(%y)\n  return (%out)\n";
+
+std::shared_ptr<Module> load(const std::string& ir, std::vector<std::string> precision, const std::string& name) {
+  Options o;
+  o.precision = std::move(precision);
+  o.strict_inputs = false;
+  return Module::fromIR(ir, o, name);
+}
+
+const NodeKernelInfo* kernelFor(const Module& m, const std::string& op) {
+  static thread_local std::vector<NodeKernelInfo> report;
+  report = m.kernelReport();
+  for (const NodeKernelInfo& k : report)
+    if (k.op == op) return &k;
+  return nullptr;
+}
+
+// Runs `m` on x twice (the second run reuses the retained output) and checks x is
+// left as it was.
+at::Tensor runTwice(Module& m, const at::Tensor& x) {
+  const at::Tensor before = x.clone();
+  at::Tensor first = m.run({x}).toTensor().clone();
+  at::Tensor second = m.run({x}).toTensor();
+  EXPECT_TRUE(at::equal(first, second));
+  EXPECT_TRUE(at::equal(x, before)) << "the input changed";
+  return second;
+}
+
+std::vector<at::Tensor> shapes() { return {at::randn({16, kIn}), at::randn({3, 7, kIn}), at::randn({1, kIn})}; }
+
+TEST(QuantizedLinear, NoPrecisionChangesNothing) {
+  Options plain, with_plugin;
+  plain.strict_inputs = with_plugin.strict_inputs = false;
+  with_plugin.plugins = {"ops_cpu", "ops_quantized"};
+  auto a = Module::fromIR(kLinearIR, plain, "fp32");
+  auto b = Module::fromIR(kLinearIR, with_plugin, "fp32-with-plugin");
+  EXPECT_EQ(kernelFor(*b, "ops_quantized::linear_fp16"), nullptr);
+  EXPECT_EQ(kernelFor(*b, "ops_quantized::linear_int8_dynamic"), nullptr);
+  for (const at::Tensor& x : shapes()) EXPECT_TRUE(bitEqual(a->run({x}).toTensor(), b->run({x}).toTensor()));
+}
+
+// fp16 weights: fbgemm's GEMM is fp32 arithmetic on the fp16-rounded weights, so it
+// matches ATen's linear on W.half().float() up to fp32 summation order.
+TEST(QuantizedLinear, Fp16WeightsAreFp32ArithmeticOnRoundedWeights) {
+  const at::Tensor w = constTensor({kOut, kIn}), b = constTensor({kOut});
+  const at::Tensor w16 = w.to(at::kHalf).to(at::kFloat);
+  struct Case {
+    const char* name;
+    const std::string* ir;
+    at::Tensor w, b;
+    bool relu;
+  };
+  const Case cases[] = {{"linear", &kLinearIR, w16, b, false},
+                        {"addmm", &kAddmmIR, constTensor({kIn, kOut}).t().to(at::kHalf).to(at::kFloat), b, false},
+                        {"mm", &kMmIR, constTensor({kIn, kOut}).t().to(at::kHalf).to(at::kFloat), at::Tensor(), true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto m = load(*c.ir, {"fp16_weights"}, std::string("fp16-") + c.name);
+    const NodeKernelInfo* k = kernelFor(*m, "ops_quantized::linear_fp16");
+    ASSERT_NE(k, nullptr);
+    EXPECT_EQ(k->kind, KernelKind::kOutVariant);
+    EXPECT_EQ(k->provider, "ops_quantized");
+    for (const at::Tensor& x : shapes()) {
+      if (c.ir != &kLinearIR && x.dim() != 2) continue;  // addmm / mm take matrices
+      at::Tensor want = at::linear(x, c.w, c.b.defined() ? c10::optional<at::Tensor>(c.b) : c10::nullopt);
+      if (c.relu) want = at::relu(want);
+      const at::Tensor got = runTwice(*m, x);
+      ASSERT_EQ(got.sizes(), want.sizes());
+      EXPECT_TRUE(at::allclose(got, want, 1e-5, 1e-5 * want.abs().max().item<double>())) << (got - want).abs().max();
+    }
+  }
+}
+
+// int8 dynamic: libtorch's quantized::linear_dynamic on the same int8 weights (per
+// channel, symmetric, scale max |w| / 127) and the same 7-bit activation range gives the
+// same bits; against fp32 the error stays within 2% of the output's range.
+TEST(QuantizedLinear, Int8DynamicIsLibtorchsDynamicLinear) {
+  const at::Tensor w = constTensor({kOut, kIn}), b = constTensor({kOut});
+  const at::Tensor scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12).to(at::kDouble);
+  const at::Tensor wq = at::quantize_per_channel(w, scales, at::zeros({kOut}, at::kLong), 0, at::kQInt8);
+  auto& d = c10::Dispatcher::singleton();
+  torch::jit::Stack s{wq, b};
+  d.findSchemaOrThrow("quantized::linear_prepack", "").callBoxed(s);
+  const c10::IValue packed = s.at(0);
+  const c10::OperatorHandle dynamic = d.findSchemaOrThrow("quantized::linear_dynamic", "");
+  auto m = load(kLinearIR, {"int8_dynamic"}, "int8");
+  const NodeKernelInfo* k = kernelFor(*m, "ops_quantized::linear_int8_dynamic");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->provider, "ops_quantized");
+  for (const at::Tensor& x : shapes()) {
+    torch::jit::Stack st{x.reshape({-1, kIn}), packed, true};
+    dynamic.callBoxed(st);
+    const at::Tensor want = st.at(0).toTensor().reshape(at::linear(x, w, b).sizes());
+    const at::Tensor got = runTwice(*m, x);
+    EXPECT_TRUE(bitEqual(got, want));
+    const at::Tensor exact = at::linear(x, w, b);
+    EXPECT_LE((got - exact).abs().max().item<double>(), 0.02 * (exact.max() - exact.min()).item<double>());
+  }
+}
+
+// Listed first, a mode takes the layer; an input that is not fp32 runs ATen's linear on
+// the fp32 weight (the same error as the unquantized model).
+TEST(QuantizedLinear, FirstListedModeWinsAndOtherDtypesAreATensLinear) {
+  auto a = load(kLinearIR, {"int8_dynamic", "fp16_weights"}, "both");
+  EXPECT_NE(kernelFor(*a, "ops_quantized::linear_int8_dynamic"), nullptr);
+  EXPECT_EQ(kernelFor(*a, "ops_quantized::linear_fp16"), nullptr);
+  auto m = load(kLinearIR, {"fp16_weights"}, "fp16-double");
+  const at::Tensor x = at::randn({4, kIn}, at::kDouble);
+  const std::string msg = errorOf([&] { m->run({x}); });
+  std::string want;
+  try {
+    at::linear(x, constTensor({kOut, kIn}), constTensor({kOut}));
+  } catch (const c10::Error& e) {
+    want = e.what_without_backtrace();
+  }
+  ASSERT_FALSE(want.empty());
+  EXPECT_NE(msg.find(want.substr(0, want.find('\n'))), std::string::npos) << msg;
+}
+
+TEST(QuantizedLinear, UnknownPrecisionIsALoadErrorNamingTheModel) {
+  const std::string msg = errorOf([&] { load(kLinearIR, {"fp8"}, "bad-precision"); });
+  EXPECT_NE(msg.find("bad-precision"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown precision 'fp8' (known: fp16_weights, int8_dynamic)"), std::string::npos) << msg;
+}
+
+}  // namespace
+}  // namespace brisk::testing
