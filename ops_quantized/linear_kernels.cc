@@ -8,6 +8,12 @@
 #include "core/graph/graph.h"
 #include "ops_quantized/linear_rewrite.h"
 
+// Exported by libtorch_cpu (fbgemm/Utils.h, whose headers Bazel's @torch does not
+// expose): whether fbgemm runs its AVX-512 VNNI int8 kernels on this CPU.
+namespace fbgemm {
+bool fbgemmHasAvx512VnniSupport();
+}
+
 namespace brisk::ops_quantized {
 namespace {
 
@@ -72,29 +78,43 @@ std::unique_ptr<Kernel> makeLinearFp16(KernelBuildContext& b) {
       what);
 }
 
+// Drops the warnings of the calls it guards: quantize_per_channel warns that quantized
+// tensors are deprecated as a public API, which says nothing to a user of this mode
+// (the int8 weight lives only inside fbgemm's packed copy).
+class SilentWarnings final : public c10::WarningHandler {
+ public:
+  void process(const c10::Warning&) override {}
+};
+
 std::unique_ptr<Kernel> makeLinearInt8(KernelBuildContext& b) {
   Weights w = weightsOf(b);
   const int64_t n = w.w.size(0), k = w.w.size(1);
   // Symmetric per-channel int8: +-127 so negation stays representable.
   const at::Tensor scales = (w.w.abs().amax(1) / 127.0).clamp_min(1e-12).to(at::kDouble);
   const at::Tensor zeros = at::zeros({n}, at::kLong);
+  SilentWarnings silent;
+  c10::WarningUtils::WarningHandlerGuard guard(&silent);
   const at::Tensor wq = at::quantize_per_channel(w.w, scales, zeros, 0, at::kQInt8);
   Packed packed = prepack("quantized::linear_prepack", {wq, w.b});
+  const bool reduce_range = int8ReduceRange();
   const std::string what = "fbgemm int8 dynamic " + std::to_string(k) + "->" + std::to_string(n) +
-                           " (per-channel int8 weights packed at load, uint8 activations quantized per call)";
+                           " (per-channel int8 weights packed at load, " + (reduce_range ? "7" : "8") +
+                           "-bit uint8 activations quantized per call)";
   return functionKernel(
       KernelKind::kNative,
-      [w = std::move(w), packed = std::move(packed), n, k](KernelContext& ctx) {
+      [w = std::move(w), packed = std::move(packed), n, k, reduce_range](KernelContext& ctx) {
         const at::Tensor& x0 = ctx.tensor(0);
         if (generic(ctx, w, x0, k)) return;
         const at::Tensor x = x0.dim() >= 2 && x0.is_contiguous() ? x0 : x0.contiguous().reshape({-1, k});
-        at::Tensor y = packed->apply_dynamic(x, /*reduce_range=*/true);
+        at::Tensor y = packed->apply_dynamic(x, reduce_range);
         ctx.output(0) = x.dim() != x0.dim() ? y.view(outputSizes(x0, n)) : std::move(y);
       },
       what);
 }
 
 }  // namespace
+
+bool int8ReduceRange() { return !fbgemm::fbgemmHasAvx512VnniSupport(); }
 
 bool fbgemmRuns() {
   static const bool yes = [] {
