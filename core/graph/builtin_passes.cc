@@ -19,8 +19,12 @@ namespace {
 // or runs blocks / a fork.
 bool removableWhenUnread(const Node& n) {
   // Blocks and forks stay: removing a loop that nothing reads is correct but rare, and
-  // hasEffects says whether their contents do anything else.
-  return !n.outputs().empty() && n.blocks().empty() && !n.subgraph() && !hasEffects(n);
+  // hasEffects says whether their contents do anything else. A delegate node's block is
+  // only the group it runs, so it goes like any pure node: a backend may claim nodes a
+  // fusion pass has just made dead (ops_cpu.fuse_rnn_layer leaves the replaced GRU steps
+  // to this pass), and a kept partition would keep its inputs' producers alive.
+  const bool delegate = n.kind() == "brisk::delegate";
+  return !n.outputs().empty() && (n.blocks().empty() || delegate) && !n.subgraph() && !hasEffects(n);
 }
 
 size_t foldNode(Graph& g, Block& b, Node* n) {
@@ -49,8 +53,14 @@ size_t eliminateDeadCode(Graph& graph) {
       Node* n = *it;
       if (!removableWhenUnread(*n)) continue;
       bool read = false;
+      // A read from inside a condemned node (a dead partition's own copy of the group
+      // reads outer values directly) is no read; nor is one by a condemned node.
       for (const Value* o : n->outputs())
-        for (const Use& u : o->uses()) read = read || !u.user || !dead.count(u.user);
+        for (const Use& u : o->uses()) {
+          Node* reader = u.user ? u.user : u.block->owningNode();
+          reader = reader ? reader->enclosingNodeIn(*b) : nullptr;
+          read = read || !reader || !dead.count(reader);
+        }
       if (!read) dead.insert(n);
     }
     (*b)->eraseNodes(dead);

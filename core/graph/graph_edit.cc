@@ -16,6 +16,14 @@ Node* readerIn(const Use& u, const Block* b) {
   return n ? n->enclosingNodeIn(b) : nullptr;
 }
 
+// The nodes of n's blocks, nested ones included (they go with it when it is erased).
+size_t nodesInside(const Node& n) {
+  size_t count = 0;
+  for (const auto& b : n.blocks())
+    for (const Node* inner : b->nodes()) count += 1 + nodesInside(*inner);
+  return count;
+}
+
 }  // namespace
 
 Node* Block::insertNodeBefore(Node* before, NodeSpec spec) {
@@ -54,8 +62,10 @@ void Block::eraseNodes(const std::unordered_set<Node*>& dead) {
   for (Node* n : dead) forgetReads(n);
   nodes_.erase(std::remove_if(nodes_.begin(), nodes_.end(), [&](Node* n) { return dead.count(n) != 0; }),
                nodes_.end());
-  for (Node* n : dead) n->block_ = nullptr;
-  graph_->erased_nodes_ += dead.size();
+  for (Node* n : dead) {
+    n->block_ = nullptr;
+    graph_->erased_nodes_ += 1 + nodesInside(*n);
+  }
 }
 
 size_t Graph::replaceAllUses(Value* from, Value* to) {
