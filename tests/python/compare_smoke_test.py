@@ -29,7 +29,10 @@ COMPILED = ("inductor", "aotinductor")
 # dlopens its TBB binding with RTLD_DEEPBIND, which the sanitizer runtime refuses. It is
 # another project's binary; the plain build runs it.
 UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
-CHEAP = [n for n in compare.EXECUTORS if n not in COMPILED and not (UNDER_ASAN and n == "openvino")]
+# The reduced-precision rows (--precision), after the fp32 ones.
+PRECISION = "int8,fp16" + ("" if UNDER_ASAN else ",bf16")
+CHEAP = [n for n in compare.EXECUTORS
+         if n not in COMPILED and n not in compare.REDUCED_EXECUTORS and not (UNDER_ASAN and n == "openvino")]
 COMPILED_CASE = "mlp:b1"
 
 
@@ -74,7 +77,8 @@ class QuickRun(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.proc, cls.stem = run_compare(OUT, "--models", CASES, "--executors", ",".join(CHEAP))
+        cls.proc, cls.stem = run_compare(OUT, "--models", CASES, "--executors", ",".join(CHEAP),
+                                         "--precision", PRECISION)
 
     def setUp(self):
         self.assertEqual(self.proc.returncode, 0, self.proc.stderr[-2000:])
@@ -102,8 +106,15 @@ class QuickRun(unittest.TestCase):
         report = self.report()
         results = report["results"]
         self.assertEqual([f"{r['model']}:b{r['batch']}" for r in results], CASES.split(","))
-        self.assertEqual(report["options"]["executors"], CHEAP)
+        reduced = [n for n, k in compare.REDUCED_EXECUTORS.items() if k in PRECISION.split(",")]
+        self.assertEqual(report["options"]["executors"], CHEAP + reduced)
         for r in results:
+            # Reduced precision: within the looser bound, with the error stated, and never
+            # the "best other runtime".
+            for name in reduced:
+                assert_runs_or_says_why(self, report, r, name)
+                self.assertIn("of the output's range", r["executors"][name]["source"])
+            self.assertNotIn(r["best_other"]["name"], compare.REDUCED_EXECUTORS)
             self.assertEqual(r["output_reference"], "eager")
             for name in CHEAP:
                 assert_runs_or_says_why(self, report, r, name)
@@ -138,10 +149,14 @@ class QuickRun(unittest.TestCase):
         with open(self.stem + ".md") as f:
             md = f.read()
         openvino = "" if UNDER_ASAN else "OpenVINO | "
+        openvino_bf16 = "" if UNDER_ASAN else "OpenVINO, bf16 | "
         self.assertIn("| model | batch | eager | interpreter (frozen) | interpreter + optimize_for_inference | "
                       "Static Runtime | NativeRT | ep.module() (PT2) | ONNX Runtime | " + openvino + "brisk | brisk (PT2) | "
-                      "brisk, no delegates | brisk, no elementwise fusion | brisk, C++ loop | best other runtime (µs) | brisk / best other | brisk (PT2) / ep.module() | "
+                      "brisk, no delegates | brisk, no elementwise fusion | brisk (PT2), int8_dynamic | "
+                      "brisk (PT2), fp16_weights | ONNX Runtime, quantize_dynamic int8 | " + openvino_bf16 +
+                      "brisk, C++ loop | best other runtime (µs) | brisk / best other | brisk (PT2) / ep.module() | "
                       "outputs agree |", md)
+        self.assertIn("*brisk (PT2), int8_dynamic*: reduced precision", md)
         # Every case has its brisk (PT2) / ep.module() ratio in that column.
         self.assertRegex(md, r"\n\| mlp \| 1 \|.*\| [0-9.]+ \| [0-9.]+ \| yes \|\n")
         self.assertRegex(md, r"\n\| mlp \| 1 \| [0-9.]+ \([0-9.]+\) \|")
@@ -192,7 +207,10 @@ class Helpers(unittest.TestCase):
             compare.select_cases("nosuchmodel", False)
 
     def test_selected_executors(self):
-        self.assertEqual(compare.selected_executors(""), compare.EXECUTORS)
+        # Every fp32 executor; the reduced-precision rows only on request (--precision).
+        self.assertEqual(compare.selected_executors(""),
+                         [n for n in compare.EXECUTORS if n not in compare.REDUCED_EXECUTORS])
+        self.assertEqual(compare.selected_executors("brisk_int8"), ["eager", "interpreter", "brisk_int8"])
         self.assertEqual(compare.selected_executors("brisk,onnxruntime"),
                          ["eager", "interpreter", "onnxruntime", "brisk"])
         with self.assertRaises(SystemExit):

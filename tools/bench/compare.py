@@ -137,8 +137,18 @@ PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime"
 OTHER_RUNTIMES = ["onnxruntime", "openvino", "inductor", "aotinductor"]
 # brisk on the TorchScript file, and on a PT2 archive of the same module and weights.
 BRISK_EXECUTORS = ["brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion"]
-PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2"]
-EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + BRISK_EXECUTORS
+# brisk's reduced-precision rows run the PT2 archive: torch.export spells every linear
+# layer out, where TorchScript keeps nn.TransformerEncoderLayer as one fused op that the
+# modes do not rewrite.
+PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2", "brisk_int8", "brisk_fp16"]
+# Reduced precision, by --precision: brisk's opt-in modes (ops_quantized) and the peers at
+# the same precision. They compute something other than fp32, so none is ever a "best
+# other runtime"; their outputs must stay within REDUCED_ERROR of the reference output's
+# range (the column notes say how far they are).
+REDUCED_EXECUTORS = {"brisk_int8": "int8", "brisk_fp16": "fp16", "onnxruntime_int8": "int8",
+                     "openvino_bf16": "bf16"}
+REDUCED_ERROR = 0.05
+EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + BRISK_EXECUTORS + list(REDUCED_EXECUTORS)
 TIMED = EXECUTORS + ["brisk_cpp"]  # brisk_cpp: the brisk Module timed by its C++ loop
 # Everything but brisk itself: the candidates for "best other runtime".
 OTHERS = PYTORCH_EXECUTORS + OTHER_RUNTIMES
@@ -158,6 +168,10 @@ LABELS = {
     "brisk_pt2": "brisk (PT2)",
     "brisk_nodelegates": "brisk, no delegates",
     "brisk_nofusion": "brisk, no elementwise fusion",
+    "brisk_int8": "brisk (PT2), int8_dynamic",
+    "brisk_fp16": "brisk (PT2), fp16_weights",
+    "onnxruntime_int8": "ONNX Runtime, quantize_dynamic int8",
+    "openvino_bf16": "OpenVINO, bf16",
 }
 # Latency ratios are to the interpreter (the runtime brisk replaces); outputs are checked
 # against eager PyTorch, the model's own source (the interpreter when that is missing).
@@ -329,10 +343,12 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
             else:
                 e.fn = lambda: sm(*args, **kwargs)
                 e.note = "StaticModule.__call__ (keeps the GIL)"
-        elif name in ("brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion"):
+        elif name in ("brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion", "brisk_int8", "brisk_fp16"):
             import brisk
             off = ["ops_cpu.fuse_pointwise"] if name == "brisk_nofusion" else []
-            m = brisk.load(path, use_delegates=name != "brisk_nodelegates", disabled_passes=off)
+            precision = {"brisk_int8": ["int8_dynamic"], "brisk_fp16": ["fp16_weights"]}.get(name, [])
+            m = brisk.load(path, use_delegates=name != "brisk_nodelegates", disabled_passes=off,
+                           precision=precision)
             e.keep.append(m)
             e.fn = lambda: m(*args, **kwargs)
         elif name == "ep_module":
@@ -344,6 +360,12 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
             e.fn = lambda: runner.run(*args, **kwargs)
         elif name in OTHER_RUNTIMES:
             BUILDERS[name](e, zoo, case, args, kwargs, workdir or tempfile.mkdtemp(prefix="brisk-compare-"))
+        elif name == "onnxruntime_int8":
+            build_onnxruntime(e, zoo, case, args, kwargs, workdir or tempfile.mkdtemp(prefix="brisk-compare-"),
+                              int8=True)
+        elif name == "openvino_bf16":
+            build_openvino(e, zoo, case, args, kwargs, workdir or tempfile.mkdtemp(prefix="brisk-compare-"),
+                           precision="bf16")
         else:
             raise ValueError(name)
     except Exception as ex:  # noqa: BLE001 - one executor failing must not stop the others
@@ -451,12 +473,20 @@ def _onnx_caveats(path):
     return out, sum(kinds.values())
 
 
-def build_onnxruntime(e, zoo, case, args, kwargs, workdir):
+def build_onnxruntime(e, zoo, case, args, kwargs, workdir, int8=False):
     import onnxruntime as ort
     module, _ = load_eager(zoo, case)
     with torch.no_grad():
         path, exporter = _export_onnx(module, case, args, kwargs, workdir)
     caveats, nodes = _onnx_caveats(path)
+    if int8:
+        # ONNX Runtime's dynamic int8: per-channel int8 weights, activations quantized per
+        # call (MatMul / Gemm; what brisk's int8_dynamic does to linear layers).
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        qpath = path[:-len(".onnx")] + ".int8.onnx"
+        quantize_dynamic(path, qpath, weight_type=QuantType.QInt8, per_channel=True)
+        path = qpath
+        exporter += ", onnxruntime.quantization.quantize_dynamic (QInt8, per channel)"
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.intra_op_num_threads = 1
@@ -493,7 +523,7 @@ def _onnx_opset(path):
     return max((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), default="?")
 
 
-def build_openvino(e, zoo, case, args, kwargs, workdir):
+def build_openvino(e, zoo, case, args, kwargs, workdir, precision="f32"):
     import openvino as ov
     module, _ = load_eager(zoo, case)
     source = "the PyTorch module (ov.convert_model, example_input)"
@@ -512,8 +542,9 @@ def build_openvino(e, zoo, case, args, kwargs, workdir):
     core = ov.Core()
     # Latency, one stream, one thread, and fp32 arithmetic: OpenVINO may otherwise pick
     # bf16 on CPUs that have it, and every other executor here computes in fp32.
+    # (openvino_bf16 asks for bf16 instead: its reduced-precision row.)
     config = {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1", "INFERENCE_NUM_THREADS": "1",
-              "INFERENCE_PRECISION_HINT": "f32"}
+              "INFERENCE_PRECISION_HINT": precision}
     compiled = core.compile_model(model, "CPU", config)
     request = compiled.create_infer_request()
     inputs = [t.numpy() for t in _flat_tensors((args, kwargs))]
@@ -522,7 +553,7 @@ def build_openvino(e, zoo, case, args, kwargs, workdir):
     e.fn = lambda: request.infer(inputs, share_inputs=True)
     e.to_torch = lambda out: [torch.from_numpy(out[k].copy()) for k in compiled.outputs]
     e.note = (f"openvino {ov.get_version().split('-')[0]}, converted from {source}; CPU, "
-              "PERFORMANCE_HINT=LATENCY, NUM_STREAMS=1, INFERENCE_NUM_THREADS=1, INFERENCE_PRECISION_HINT=f32")
+              f"PERFORMANCE_HINT=LATENCY, NUM_STREAMS=1, INFERENCE_NUM_THREADS=1, INFERENCE_PRECISION_HINT={precision}")
 
 
 def inductor_mode():
@@ -654,12 +685,17 @@ def selected_executors(spec):
     """--executors: a subset, in the table's order. The two references always run: eager
     (outputs are checked against it) and the interpreter (ratios are to it)."""
     if not spec:
-        return list(EXECUTORS)
+        return [n for n in EXECUTORS if n not in REDUCED_EXECUTORS]
     want = {x.strip() for x in spec.split(",") if x.strip()}
     unknown = sorted(want - set(EXECUTORS))
     if unknown:
         raise SystemExit(f"compare: unknown executor(s) {', '.join(unknown)} (known: {', '.join(EXECUTORS)})")
     return [n for n in EXECUTORS if n in want or n in (OUTPUT_REFERENCE, REFERENCE)]
+
+
+def _output_range(expected):
+    ts = [t for t in _flat_tensors(expected) if t.is_floating_point() and t.numel()]
+    return max((t.max() - t.min()).item() for t in ts) if ts else 0.0
 
 
 def check_output(e, expected):
@@ -693,6 +729,11 @@ def run_case(case, zoo, opts, log, workdir):
             continue
         try:
             e.agrees, e.max_abs_diff = check_output(e, expected)
+            if e.name in REDUCED_EXECUTORS and e.max_abs_diff is not None:
+                e.agrees = e.max_abs_diff <= REDUCED_ERROR * _output_range(expected)
+                e.note = (e.note + "; " if e.note else "") + (
+                    f"largest difference from eager fp32: {e.max_abs_diff / max(_output_range(expected), 1e-30):.2%} "
+                    "of the output's range")
         except Exception as ex:  # noqa: BLE001
             e.error = _one_line(ex)
             log(f"  {e.name}: fails on the inputs ({e.error})")
@@ -987,6 +1028,15 @@ DESCRIPTIONS = collections.OrderedDict([
                           "own kernels, no delegate backend"),
     ("brisk_nofusion", "the brisk binding on the TorchScript file with the elementwise fusion pass "
                        "`ops_cpu.fuse_pointwise` disabled"),
+    ("brisk_int8", "reduced precision (`--precision int8`): the brisk binding on the PT2 archive with "
+                   "`precision=[\"int8_dynamic\"]` (linear layers on per-channel int8 weights, activations "
+                   "quantized per call); never a best other runtime, outputs within 5% of the output's range"),
+    ("brisk_fp16", "reduced precision (`--precision fp16`): the brisk binding on the PT2 archive with "
+                   "`precision=[\"fp16_weights\"]` (linear layers on fp16 weights, fp32 arithmetic)"),
+    ("onnxruntime_int8", "reduced precision (`--precision int8`): ONNX Runtime as above on the export "
+                         "after `onnxruntime.quantization.quantize_dynamic` (QInt8 weights, per channel)"),
+    ("openvino_bf16", "reduced precision (`--precision bf16`): OpenVINO as above with "
+                      "`INFERENCE_PRECISION_HINT=bf16`"),
 ])
 
 
@@ -1147,7 +1197,8 @@ COLORS = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a
           "static_runtime": "#c44e52", "onnxruntime": "#8172b3", "openvino": "#64b5cd",
           "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a",
           "nativert": "#8c8c8c", "ep_module": "#6a8caf", "brisk_pt2": "#e8a33d",
-          "brisk_nodelegates": "#b5651d", "brisk_nofusion": "#8c564b"}
+          "brisk_nodelegates": "#b5651d", "brisk_nofusion": "#8c564b", "brisk_int8": "#ffbf00",
+          "brisk_fp16": "#ffd966", "onnxruntime_int8": "#b3a6d9", "openvino_bf16": "#a6d8e8"}
 
 
 def _headroom(ax):
@@ -1239,8 +1290,12 @@ def parse_args(argv):
     p.add_argument("--zoo", default=None, help="directory with the zoo's .pt files (default: from runfiles)")
     p.add_argument("--out", default=None, help="output directory (default: <workspace>/results)")
     p.add_argument("--executors", default="",
-                   help=f"comma-separated subset of {','.join(EXECUTORS)} (default: all; eager and the "
+                   help=f"comma-separated subset of {','.join(EXECUTORS)} (default: every fp32 one; eager and the "
                         "interpreter always run: they are the references)")
+    p.add_argument("--precision", default="",
+                   help="also run the reduced-precision rows: comma-separated int8 (brisk int8_dynamic, ONNX "
+                        "Runtime quantize_dynamic), fp16 (brisk fp16_weights), bf16 (OpenVINO bf16); never a "
+                        "'best other runtime', outputs held to 5%% of the output's range")
     p.add_argument("--inductor-mode", default=None, choices=["max-autotune-no-cudagraphs", "default"],
                    help="torch.compile mode for Inductor, and max_autotune for AOTInductor "
                         "(default: max-autotune-no-cudagraphs; --quick: default)")
@@ -1248,6 +1303,11 @@ def parse_args(argv):
     p.add_argument("--workdir", default=None, help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     a.executor_list = selected_executors(a.executors)
+    kinds = {k.strip() for k in a.precision.split(",") if k.strip()}
+    unknown = sorted(kinds - set(REDUCED_EXECUTORS.values()))
+    if unknown:
+        raise SystemExit(f"compare: unknown precision {', '.join(unknown)} (known: int8, fp16, bf16)")
+    a.executor_list += [n for n, k in REDUCED_EXECUTORS.items() if k in kinds and n not in a.executor_list]
     # --quick is CI's: max-autotune benchmarks every GEMM/conv choice at compile time
     # (tens of seconds per model even for the MLP); the default mode compiles in seconds.
     a.inductor_mode = a.inductor_mode or ("default" if a.quick else "max-autotune-no-cudagraphs")
