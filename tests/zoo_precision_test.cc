@@ -1,0 +1,126 @@
+// The reduced-precision modes (ops_quantized, Options::precision) on the zoo models that
+// have linear layers, against brisk's own fp32 output on the models' bundled inputs:
+// the error bounds the README states. Each mode must have rewritten at least one layer
+// (so no case passes by leaving the model alone), and inputs stay unchanged. On the
+// classifier (mlp) the top-1 class must also agree with fp32 over 1,000 random inputs.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include "core/executor/module.h"
+#include "core/frontend/model_inputs.h"
+#include "tests/testing/model_check.h"
+
+namespace brisk {
+namespace {
+
+using testing::zooFile;
+
+// Largest difference from fp32 over the output's scale (its range, or its largest
+// magnitude for outputs of one value). The README's bounds.
+constexpr double kFp16Bound = 0.002;
+constexpr double kInt8Bound = 0.03;
+
+void flatten(const c10::IValue& v, std::vector<at::Tensor>& out) {
+  if (v.isTensor()) {
+    out.push_back(v.toTensor());
+  } else if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements()) flatten(e, out);
+  } else if (v.isList()) {
+    for (const c10::IValue& e : v.toListRef()) flatten(e, out);
+  }
+}
+
+double relativeError(const c10::IValue& got, const c10::IValue& want) {
+  std::vector<at::Tensor> g, w;
+  flatten(got, g);
+  flatten(want, w);
+  EXPECT_EQ(g.size(), w.size());
+  double worst = 0;
+  for (size_t i = 0; i < g.size() && i < w.size(); ++i) {
+    if (!w[i].is_floating_point() || w[i].numel() == 0) {
+      EXPECT_TRUE(at::equal(g[i], w[i]));
+      continue;
+    }
+    const at::Tensor a = g[i].to(at::kDouble), b = w[i].to(at::kDouble);
+    const double scale = std::max({(b.max() - b.min()).item<double>(), b.abs().max().item<double>(), 1e-6});
+    worst = std::max(worst, (a - b).abs().max().item<double>() / scale);
+  }
+  return worst;
+}
+
+size_t quantizedKernels(const Module& m) {
+  size_t n = 0;
+  for (const NodeKernelInfo& k : m.kernelReport()) n += k.provider == "ops_quantized";
+  return n;
+}
+
+struct Case {
+  std::string file;    // in the zoo
+  bool second_inputs;  // the .inputs2.pt set too (not for PT2 programs exported for one shape)
+};
+
+class ZooPrecision : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ZooPrecision, WithinTheStatedBoundOfFp32) {
+  const Case& c = GetParam();
+  const std::string stem = c.file.substr(0, c.file.find('.'));
+  Options fp32;
+  fp32.strict_inputs = false;
+  auto reference = Module::load(zooFile(c.file), fp32);
+  for (const auto& [mode, bound] : {std::pair<const char*, double>{"fp16_weights", kFp16Bound},
+                                    std::pair<const char*, double>{"int8_dynamic", kInt8Bound}}) {
+    SCOPED_TRACE(mode);
+    Options o = fp32;
+    o.precision = {mode};
+    auto m = Module::load(zooFile(c.file), o);
+    EXPECT_GT(quantizedKernels(*m), 0u) << "no layer rewritten";
+    std::vector<std::string> sets = {".inputs.pt"};
+    if (c.second_inputs) sets.push_back(".inputs2.pt");
+    for (const std::string& set : sets) {
+      SCOPED_TRACE(set);
+      const ModelInputs in = loadInputs(zooFile(stem + set));
+      const ModelInputs copy = loadInputs(zooFile(stem + set));
+      const c10::IValue want = reference->run(in.args, in.kwargs);
+      for (int run = 0; run < 2; ++run) {
+        const double err = relativeError(m->run(in.args, in.kwargs), want);
+        EXPECT_LE(err, bound);
+        if (run == 0) std::cout << c.file << " " << mode << " " << set << ": " << err << " of the output's scale\n";
+      }
+      for (size_t i = 0; i < in.args.size(); ++i)
+        if (in.args[i].isTensor()) EXPECT_TRUE(at::equal(in.args[i].toTensor(), copy.args[i].toTensor()));
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(LinearModels, ZooPrecision,
+                         ::testing::Values(Case{"mlp.pt", true}, Case{"deepandwide.pt", true},
+                                           Case{"dlrm_tiny.pt", true}, Case{"lstm_tagger.pt", true},
+                                           Case{"transformer.pt2", false}, Case{"bert_tiny.pt2", true}),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.file;
+                           for (char& ch : name)
+                             if (ch == '.') ch = '_';
+                           return name;
+                         });
+
+// mlp as a classifier: the top-1 class of 1,000 random inputs agrees with fp32.
+TEST(ZooPrecisionTop1, MlpAgreesWithFp32) {
+  Options fp32;
+  fp32.strict_inputs = false;
+  auto reference = Module::load(zooFile("mlp.pt"), fp32);
+  at::manual_seed(2026);
+  const at::Tensor x = at::randn({1000, 256});
+  const at::Tensor want = reference->run({x}).toTensor().argmax(1);
+  for (const auto& [mode, min_agreement] : {std::pair<const char*, double>{"fp16_weights", 0.999},
+                                            std::pair<const char*, double>{"int8_dynamic", 0.97}}) {
+    Options o = fp32;
+    o.precision = {mode};
+    auto m = Module::load(zooFile("mlp.pt"), o);
+    const double agreement = m->run({x}).toTensor().argmax(1).eq(want).to(at::kDouble).mean().item<double>();
+    std::cout << "mlp " << mode << ": top-1 agreement " << agreement << "\n";
+    EXPECT_GE(agreement, min_agreement) << mode;
+  }
+}
+
+}  // namespace
+}  // namespace brisk
