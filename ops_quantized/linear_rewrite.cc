@@ -2,11 +2,13 @@
 
 #include <ATen/core/function_schema.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 
+#include "core/common/options.h"
 #include "core/graph/graph.h"
 #include "ops_quantized/precision.h"
 
@@ -82,7 +84,17 @@ size_t rewriteBlock(Graph& g, Block& block, const std::vector<Mode>& modes) {
 }  // namespace
 
 size_t reducePrecision(Graph& graph, const PassContext& ctx) {
-  const std::vector<Mode> modes = requestedModes(ctx.options, ctx.model);
+  std::vector<Mode> modes = requestedModes(ctx.options, ctx.model);
+  // The rewritten nodes exist only for this plugin's kernels: fp16's is an out-variant
+  // kernel, int8's a native one. A Module that runs every node through the TorchScript
+  // operator (fallback_only), or has turned that kernel kind off, keeps the fp32 layers.
+  const Options& o = ctx.options;
+  modes.erase(std::remove_if(modes.begin(), modes.end(),
+                             [&](Mode m) {
+                               return o.fallback_only ||
+                                      (m == Mode::kFp16Weights ? !o.use_out_variants : !o.use_native);
+                             }),
+              modes.end());
   if (modes.empty()) return 0;
   size_t changed = 0;
   for (Block* b : graph.allBlocks()) changed += rewriteBlock(graph, *b, modes);

@@ -7,7 +7,8 @@
 //   ops_quantized::linear_int8_dynamic(x, W, b)  int8_dynamic
 // W is the layer's fp32 weight [N, K] as the model stores it (its kernel packs it at
 // load), b its bias or None. Runs before delegate backends claim nodes, so a rewritten
-// layer is never also claimed by one.
+// layer is never also claimed by one. Nothing is rewritten for a mode whose kernel kind
+// the Module does not use (fallback_only, use_out_variants / use_native off).
 #include <cstddef>
 
 #include "core/graph/graph_pass.h"

@@ -161,6 +161,25 @@ TEST(QuantizedLinear, FirstListedModeWinsAndOtherDtypesAreATensLinear) {
   EXPECT_NE(msg.find(want.substr(0, want.find('\n'))), std::string::npos) << msg;
 }
 
+// The rewritten nodes run only on this plugin's kernels: with every node on the
+// TorchScript operator, or that kernel kind off, the layers stay fp32.
+TEST(QuantizedLinear, KernelKindsOffKeepTheLayersFp32) {
+  const at::Tensor x = at::randn({4, kIn});
+  const at::Tensor want = at::linear(x, constTensor({kOut, kIn}), constTensor({kOut}));
+  for (int variant = 0; variant < 3; ++variant) {
+    Options o;
+    o.strict_inputs = false;
+    o.precision = {variant == 1 ? "int8_dynamic" : "fp16_weights"};
+    o.fallback_only = variant == 0;
+    o.use_native = variant != 1;
+    o.use_out_variants = variant != 2;
+    auto m = Module::fromIR(kLinearIR, o, "kinds-off");
+    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_fp16"), nullptr) << variant;
+    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr) << variant;
+    EXPECT_TRUE(at::allclose(m->run({x}).toTensor(), want, 1e-5, 1e-5)) << variant;
+  }
+}
+
 TEST(QuantizedLinear, UnknownPrecisionIsALoadErrorNamingTheModel) {
   const std::string msg = errorOf([&] { load(kLinearIR, {"fp8"}, "bad-precision"); });
   EXPECT_NE(msg.find("bad-precision"), std::string::npos) << msg;
