@@ -70,8 +70,12 @@ class FusedLinear final : public CompiledPartition {
         x0.numel() / in_features_ < min_rows_ || x0.numel() * out_features_ < min_macs_)
       return false;
     const at::Tensor x = x0.is_contiguous() ? x0 : x0.contiguous();
+    const int64_t rows = x.numel() / in_features_;
+    // The op always sees a matrix. Given more dimensions it returns a reshaped view of
+    // its matrix result, whose storage is then shared beyond the step, and the memory
+    // plan drops the output (it was reallocated every run).
     torch::jit::Stack& s = static_cast<CallState*>(state)->stack;
-    s.emplace_back(x);
+    s.emplace_back(x.dim() == 2 ? x : x.view({rows, in_features_}));
     if (other_input_ >= 0) {
       const at::Tensor& other = ctx.tensor(other_input_);
       if (other.scalar_type() != at::kFloat || other.dim() != x.dim() || other.size(-1) != out_features_ ||
@@ -79,9 +83,9 @@ class FusedLinear final : public CompiledPartition {
         s.clear();
         return false;  // a broadcasting add: brisk's kernels
       }
-      s.emplace_back(other.is_contiguous() ? other : other.contiguous());
+      const at::Tensor o = other.is_contiguous() ? other : other.contiguous();
+      s.emplace_back(o.dim() == 2 ? o : o.view({rows, out_features_}));
     }
-    const int64_t rows = x.numel() / in_features_;
     size_t slot = 0;
     s.emplace_back(weights_->get(c10::IntArrayRef(&rows, 1), static_cast<CallState*>(state)->overflow, &slot));
     s.emplace_back(bias_);
@@ -90,7 +94,15 @@ class FusedLinear final : public CompiledPartition {
       s.emplace_back(scalars_);
       s.emplace_back(algorithm_);
     }
-    ctx.output(0) = callOne(op_, s);
+    at::Tensor y = callOne(op_, s);
+    if (x.dim() != 2) {
+      // The matrix result is the op's own fresh tensor: give it the input's leading
+      // dimensions in place rather than through a view.
+      c10::SmallVector<int64_t, 4> sizes(x.sizes().begin(), x.sizes().end());
+      sizes.back() = out_features_;
+      y.unsafeGetTensorImpl()->set_sizes_contiguous(sizes);
+    }
+    ctx.output(0) = std::move(y);
     return true;
   }
 

@@ -460,6 +460,27 @@ TEST(OneDnnFusion, SmallLinearCallsStayOnBrisksKernels) {
   }
 }
 
+// A linear partition on an input with more than two dimensions: its output stays in the
+// memory plan (the op used to return a reshaped view of its matrix result, whose shared
+// storage made the plan drop the output after the first run, reallocating it each run).
+TEST(OneDnnFusion, LinearOnBatchedInputStaysPlanned) {
+  Options o;
+  o.plugin_options["onednn.linear"] = true;
+  o.plugin_options["onednn.linear_min_macs"] = int64_t{0};
+  // neg stays outside the partition, so the linear output is an intermediate the plan places.
+  auto m = Module::fromIR(linearIR(24, 40, "  %out : Tensor = aten::neg(%y)\n"), o, "batched-linear");
+  const at::Tensor x = at::randn({3, 11, 40});
+  at::Tensor first;
+  for (int run = 0; run < 3; ++run) {
+    const at::Tensor y = m->run({x}).toTensor();
+    EXPECT_EQ(y.sizes(), (std::vector<int64_t>{3, 11, 24}));
+    if (run == 0) first = y.clone();
+    else EXPECT_TRUE(at::equal(y, first));
+  }
+  EXPECT_EQ(m->stats().memory.evictions, 0u);
+  EXPECT_GE(m->stats().managed_values, 1u);
+}
+
 TEST(OneDnnFusion, OptionOfTheWrongTypeIsALoadError) {
   const std::string ir = convIR(8, 3, 3, "[1, 1]", "[1, 1]", "[1, 1]", 1, "  %out : Tensor = aten::relu(%y)\n");
   for (const PluginOptionValue& bad : {PluginOptionValue(int64_t{3}), PluginOptionValue(std::string("maybe"))}) {
