@@ -4,7 +4,6 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/quantized/PackedParams.h>
 
-#include "core/common/error.h"
 #include "core/graph/graph.h"
 #include "ops_quantized/linear_rewrite.h"
 

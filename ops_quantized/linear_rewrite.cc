@@ -83,8 +83,7 @@ size_t rewriteBlock(Graph& g, Block& block, const std::vector<Mode>& modes) {
 
 }  // namespace
 
-size_t reducePrecision(Graph& graph, const PassContext& ctx) {
-  std::vector<Mode> modes = requestedModes(ctx.options, ctx.model);
+size_t reducePrecision(Graph& graph, const PassContext& ctx, std::vector<Mode> modes) {
   // The rewritten nodes exist only for this plugin's kernels: fp16's is an out-variant
   // kernel, int8's a native one. A Module that runs every node through the TorchScript
   // operator (fallback_only), or has turned that kernel kind off, keeps the fp32 layers.

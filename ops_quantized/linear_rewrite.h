@@ -10,9 +10,11 @@
 // layer is never also claimed by one. Nothing is rewritten for a mode whose kernel kind
 // the Module does not use (fallback_only, use_out_variants / use_native off).
 #include <cstddef>
+#include <vector>
 
 #include "core/graph/graph_pass.h"
 #include "core/kernels/plugin.h"
+#include "ops_quantized/precision.h"
 
 namespace c10 {
 struct FunctionSchema;
@@ -26,7 +28,8 @@ constexpr const char* kLinearInt8Kind = "ops_quantized::linear_int8_dynamic";
 // Before ops_cpu's fusions (kPassOrderFuse) and the delegates' partitioning.
 constexpr int kReducePrecisionOrder = kPassOrderFuse - 50;
 
-size_t reducePrecision(Graph& graph, const PassContext& ctx);
+// `modes`: requestedModes(ctx.options, ctx.model), not empty.
+size_t reducePrecision(Graph& graph, const PassContext& ctx, std::vector<Mode> modes);
 
 // The schema of the rewritten nodes: (Tensor x, Tensor w, Tensor? b) -> Tensor.
 const c10::FunctionSchema* quantizedLinearSchema(const char* kind);

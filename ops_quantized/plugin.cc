@@ -16,14 +16,15 @@ BRISK_PLUGIN(registrar) {
   registrar.pass(
       "reduce_precision", kReducePrecisionOrder,
       [](brisk::Graph& g, const brisk::PassContext& ctx) -> size_t {
-        if (requestedModes(ctx.options, ctx.model).empty()) return 0;
+        std::vector<Mode> modes = requestedModes(ctx.options, ctx.model);
+        if (modes.empty()) return 0;
         if (!fbgemmRuns()) {
           LOG_FIRST_N(WARNING, 1) << "brisk: " << ctx.model
                                   << ": precision modes need AVX2, FMA and F16C (fbgemm's kernels); this CPU "
                                      "lacks one, so the model runs in fp32";
           return 0;
         }
-        return reducePrecision(g, ctx);
+        return reducePrecision(g, ctx, std::move(modes));
       },
       "linear layers on fp16 weights or dynamic int8, as Options::precision asks (nothing when it is empty)");
 }

@@ -288,7 +288,7 @@ void runScalar(const Program& p, const Input* inputs, void* const* outputs, int6
            });
 }
 
-// The vector paths: the generic instruction (pointwise_exec.inc) compiled once per
+// The vector paths: the generic instruction and run() (pointwise_exec.inc) compiled once per
 // instruction set, each inside its own target region (lambdas inherit the region's
 // target, not a function's attribute).
 #define BRISK_VEC_INLINE __attribute__((always_inline)) inline
@@ -298,13 +298,6 @@ void runScalar(const Program& p, const Input* inputs, void* const* outputs, int6
 namespace avx2 {
 using namespace vmath::avx2;
 #include "ops_cpu/simd/pointwise_exec.inc"
-
-void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, kLanes,
-           [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
-             exec(in, a, b, c, d, roundUp(len, kLanes));
-           });
-}
 }  // namespace avx2
 #pragma GCC pop_options
 
@@ -313,13 +306,6 @@ void run(const Program& p, const Input* inputs, void* const* outputs, int64_t be
 namespace avx512 {
 using namespace vmath::avx512;
 #include "ops_cpu/simd/pointwise_exec.inc"
-
-void run(const Program& p, const Input* inputs, void* const* outputs, int64_t begin, int64_t end, int64_t inner) {
-  forTiles(p, inputs, outputs, begin, end, inner, kLanes,
-           [](const Instr& in, const float* a, const float* b, const float* c, float* d, int64_t len) {
-             exec(in, a, b, c, d, roundUp(len, kLanes));
-           });
-}
 }  // namespace avx512
 #pragma GCC pop_options
 

@@ -730,9 +730,10 @@ def run_case(case, zoo, opts, log, workdir):
         try:
             e.agrees, e.max_abs_diff = check_output(e, expected)
             if e.name in REDUCED_EXECUTORS and e.max_abs_diff is not None:
-                e.agrees = e.max_abs_diff <= REDUCED_ERROR * _output_range(expected)
+                span = _output_range(expected)
+                e.agrees = e.max_abs_diff <= REDUCED_ERROR * span
                 e.note = (e.note + "; " if e.note else "") + (
-                    f"largest difference from eager fp32: {e.max_abs_diff / max(_output_range(expected), 1e-30):.2%} "
+                    f"largest difference from eager fp32: {e.max_abs_diff / max(span, 1e-30):.2%} "
                     "of the output's range")
         except Exception as ex:  # noqa: BLE001
             e.error = _one_line(ex)
