@@ -90,11 +90,15 @@ size_t reducePrecision(Graph& graph, const PassContext& ctx, std::vector<Mode> m
   const Options& o = ctx.options;
   modes.erase(std::remove_if(modes.begin(), modes.end(),
                              [&](Mode m) {
+                               if (m == Mode::kBf16) return false;  // not this plugin's kernels
                                return o.fallback_only ||
                                       (m == Mode::kFp16Weights ? !o.use_out_variants : !o.use_native);
                              }),
               modes.end());
-  if (modes.empty()) return 0;
+  // bf16 runs in the onednn delegate. Listed before the linear modes it takes the
+  // linear layers there, in bf16; listed after them, it leaves them to this plugin.
+  if (modes.empty() || modes.front() == Mode::kBf16) return 0;
+  modes.erase(std::remove(modes.begin(), modes.end(), Mode::kBf16), modes.end());
   size_t changed = 0;
   for (Block* b : graph.allBlocks()) changed += rewriteBlock(graph, *b, modes);
   return changed;

@@ -4,6 +4,8 @@
 // (linear_kernels.h). Core loads this plugin when a Module asks for a precision.
 #include <glog/logging.h>
 
+#include <algorithm>
+
 #include "core/common/options.h"
 #include "core/kernels/plugin.h"
 #include "ops_quantized/linear_kernels.h"
@@ -17,7 +19,8 @@ BRISK_PLUGIN(registrar) {
       "reduce_precision", kReducePrecisionOrder,
       [](brisk::Graph& g, const brisk::PassContext& ctx) -> size_t {
         std::vector<Mode> modes = requestedModes(ctx.options, ctx.model);
-        if (modes.empty()) return 0;
+        // bf16 alone: the onednn delegate's work (precision.h), nothing for fbgemm here.
+        if (std::all_of(modes.begin(), modes.end(), [](Mode m) { return m == Mode::kBf16; })) return 0;
         if (!fbgemmRuns()) {
           LOG_FIRST_N(WARNING, 1) << "brisk: " << ctx.model
                                   << ": precision modes need AVX2, FMA and F16C (fbgemm's kernels); this CPU "

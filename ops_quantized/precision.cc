@@ -8,13 +8,14 @@
 namespace brisk::ops_quantized {
 
 namespace {
-constexpr Mode kModes[] = {Mode::kFp16Weights, Mode::kInt8Dynamic};
+constexpr Mode kModes[] = {Mode::kFp16Weights, Mode::kInt8Dynamic, Mode::kBf16};
 }
 
 const char* modeName(Mode m) {
   switch (m) {
     case Mode::kFp16Weights: return "fp16_weights";
     case Mode::kInt8Dynamic: return "int8_dynamic";
+    case Mode::kBf16: return "bf16";
   }
   return "?";
 }

@@ -5,7 +5,10 @@
 //                 packed-fp16 GEMM), fp32 activations and accumulation
 //   int8_dynamic  linear layers on per-channel int8 weights quantized at load,
 //                 activations quantized per call (fbgemm's u8 x s8 GEMM)
-// When both are listed, the first that can run a node takes it.
+//   bf16          convolutions in bf16 with fp32 accumulation, through the onednn
+//                 delegate (delegates/onednn: it reads this name itself; this plugin
+//                 rewrites nothing for it), on CPUs with AVX512_BF16
+// When several are listed, the first that can run a node takes it.
 #include <string>
 #include <vector>
 
@@ -15,7 +18,7 @@ struct Options;
 
 namespace brisk::ops_quantized {
 
-enum class Mode { kFp16Weights, kInt8Dynamic };
+enum class Mode { kFp16Weights, kInt8Dynamic, kBf16 };
 
 const char* modeName(Mode m);
 

@@ -3,6 +3,11 @@
 // the error bounds the README states. Each mode must have rewritten at least one layer
 // (so no case passes by leaving the model alone), and inputs stay unchanged. On the
 // classifier (mlp) the top-1 class must also agree with fp32 over 1,000 random inputs.
+//
+// bf16 (the onednn delegate's convolutions) on the conv nets: the same bound checks and,
+// for resnet18 and mobilenet_v2, top-1 agreement over 1,000 random images. On a CPU
+// without AVX512_BF16 the mode leaves the convolutions in fp32, and the outputs must
+// then be fp32's, bit for bit.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +24,9 @@ using testing::zooFile;
 // magnitude for outputs of one value). The README's bounds.
 constexpr double kFp16Bound = 0.002;
 constexpr double kInt8Bound = 0.03;
+constexpr double kBf16Bound = 0.02;
+
+bool cpuHasBf16() { return __builtin_cpu_supports("avx512bf16"); }
 
 void flatten(const c10::IValue& v, std::vector<at::Tensor>& out) {
   if (v.isTensor()) {
@@ -119,6 +127,98 @@ TEST(ZooPrecisionTop1, MlpAgreesWithFp32) {
     const double agreement = m->run({x}).toTensor().argmax(1).eq(want).to(at::kDouble).mean().item<double>();
     std::cout << "mlp " << mode << ": top-1 agreement " << agreement << "\n";
     EXPECT_GE(agreement, min_agreement) << mode;
+  }
+}
+
+// Convolution partitions that run in bf16 (the backend says so in its description), and
+// of those, how many take their source from another bf16 partition without a round trip
+// through fp32.
+std::pair<size_t, size_t> bf16Partitions(const Module& m) {
+  size_t bf16 = 0, chained = 0;
+  for (const NodeKernelInfo& k : m.kernelReport()) {
+    if (k.detail.find("oneDNN convolution in bf16") == std::string::npos) continue;
+    ++bf16;
+    chained += k.detail.find("input: nhwc bf16 (from a bf16 partition)") != std::string::npos;
+  }
+  return {bf16, chained};
+}
+
+struct ConvCase {
+  std::string file;
+  std::vector<std::string> input_sets;
+};
+
+class ZooBf16 : public ::testing::TestWithParam<ConvCase> {};
+
+TEST_P(ZooBf16, WithinTheStatedBoundOfFp32) {
+  const ConvCase& c = GetParam();
+  const std::string stem = c.file.substr(0, c.file.find('.'));
+  Options fp32;
+  fp32.strict_inputs = false;
+  auto reference = Module::load(zooFile(c.file), fp32);
+  Options o = fp32;
+  o.precision = {"bf16"};
+  auto m = Module::load(zooFile(c.file), o);
+  const auto [bf16, chained] = bf16Partitions(*m);
+  if (cpuHasBf16()) {
+    EXPECT_GT(bf16, 0u) << "no convolution in bf16";
+    EXPECT_GT(chained, 0u) << "every bf16 partition converts its source from fp32";
+  } else {
+    EXPECT_EQ(bf16, 0u) << "bf16 on a CPU without AVX512_BF16";
+  }
+  for (const std::string& set : c.input_sets) {
+    SCOPED_TRACE(set);
+    const ModelInputs in = loadInputs(zooFile(stem + set));
+    const ModelInputs copy = loadInputs(zooFile(stem + set));
+    const c10::IValue want = reference->run(in.args, in.kwargs);
+    for (int run = 0; run < 2; ++run) {
+      const c10::IValue got = m->run(in.args, in.kwargs);
+      const double err = relativeError(got, want);
+      if (cpuHasBf16()) {
+        EXPECT_LE(err, kBf16Bound);
+      } else {
+        EXPECT_EQ(err, 0.0) << "fp32 in name only: the outputs must be fp32's";
+      }
+      if (run == 0) std::cout << c.file << " bf16 " << set << ": " << err << " of the output's scale\n";
+    }
+    for (size_t i = 0; i < in.args.size(); ++i)
+      if (in.args[i].isTensor()) EXPECT_TRUE(at::equal(in.args[i].toTensor(), copy.args[i].toTensor()));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    ConvModels, ZooBf16,
+    ::testing::Values(ConvCase{"resnet18.pt", {".inputs.pt", ".b8.inputs.pt"}},
+                      ConvCase{"resnet18.pt2", {".inputs.pt"}},
+                      ConvCase{"mobilenet_v2.pt", {".inputs.pt", ".b8.inputs.pt"}},
+                      ConvCase{"mobilenet_v2.pt2", {".inputs.pt"}},
+                      ConvCase{"inception_nofork.pt", {".inputs.pt", ".inputs2.pt"}}),
+    [](const ::testing::TestParamInfo<ConvCase>& info) {
+      std::string name = info.param.file;
+      for (char& ch : name)
+        if (ch == '.') ch = '_';
+      return name;
+    });
+
+// The conv classifiers: top-1 agreement with fp32 over 1,000 random images (in batches
+// of 50, so the activations stay small).
+TEST(ZooPrecisionTop1, ConvClassifiersAgreeWithFp32InBf16) {
+  if (!cpuHasBf16()) GTEST_SKIP() << "no AVX512_BF16: bf16 leaves the convolutions in fp32 (checked above)";
+  for (const char* file : {"resnet18.pt", "mobilenet_v2.pt"}) {
+    Options fp32;
+    fp32.strict_inputs = false;
+    auto reference = Module::load(zooFile(file), fp32);
+    Options o = fp32;
+    o.precision = {"bf16"};
+    auto m = Module::load(zooFile(file), o);
+    at::manual_seed(2026);
+    int64_t agree = 0;
+    for (int batch = 0; batch < 20; ++batch) {
+      const at::Tensor x = at::randn({50, 3, 224, 224});
+      agree += m->run({x}).toTensor().argmax(1).eq(reference->run({x}).toTensor().argmax(1)).sum().item<int64_t>();
+    }
+    std::cout << file << " bf16: top-1 agreement " << agree / 1000.0 << "\n";
+    EXPECT_GE(agree, 990) << file;
   }
 }
 

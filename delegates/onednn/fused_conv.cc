@@ -41,6 +41,7 @@ namespace {
 using dims = dnnl::memory::dims;
 using tag = dnnl::memory::format_tag;
 constexpr auto f32 = dnnl::memory::data_type::f32;
+constexpr auto bf16 = dnnl::memory::data_type::bf16;
 
 // Layout conversions at the edges with brisk's own transpose (layout_transpose.h, 1.4-1.8x
 // oneDNN's reorder on one Zen 3 core) when they run on one thread; with more intra-op
@@ -67,14 +68,17 @@ struct ConvPlan {
   // ATen's contiguous(channels_last) on these shapes (a 3-channel 224x224 image, b8:
   // 326 vs 856 us on Zen 3).
   dnnl::memory::desc nchw_src, nchw_dst;
-  dnnl::reorder to_nhwc;    // an NCHW-contiguous input
+  dnnl::reorder to_nhwc;    // an NCHW-contiguous input (to bf16 too, in bf16 mode)
   dnnl::reorder from_nhwc;  // the result, when a reader needs NCHW
+  // bf16 mode: an NHWC fp32 input, rounded to the bf16 source.
+  dnnl::memory::desc nhwc_f32_src;
+  dnnl::reorder to_bf16;
 };
 
 // A Runtime's memory objects for one plan: rebound to the call's tensors each call.
 struct BoundPlan {
   const ConvPlan* plan = nullptr;
-  dnnl::memory src, dst, other, scratch, nchw_src, nchw_dst, mid;
+  dnnl::memory src, dst, other, scratch, nchw_src, nchw_dst, mid, nhwc_f32_src;
 };
 
 struct ConvState final : DnnlState {
@@ -84,8 +88,14 @@ struct ConvState final : DnnlState {
 
 class FusedConv final : public CompiledPartition {
  public:
-  FusedConv(const FusionChain& c, const Partition& partition, bool nhwc_output)
-      : chain_(c.str()), nhwc_output_(nhwc_output), conv_(*c.nodes[0], c.bn, partition.releasable) {
+  FusedConv(const FusionChain& c, const Partition& partition, const ConvOptions& o)
+      : chain_(c.str()),
+        nhwc_output_(o.nhwc_output),
+        bf16_(o.bf16),
+        bf16_output_(o.bf16 && o.bf16_output),
+        x_type_(o.bf16 && o.bf16_input ? at::kBFloat16 : at::kFloat),
+        other_type_(o.bf16 && o.bf16_other ? at::kBFloat16 : at::kFloat),
+        conv_(*c.nodes[0], c.bn, partition.releasable) {
     const Node& node = partition.node;
     if (c.dw) dw_ = std::make_unique<ConvWeights>(*c.dw, c.dw_bn, partition.releasable);
     unary_ = c.unary;
@@ -102,6 +112,13 @@ class FusedConv final : public CompiledPartition {
 
   bool run(KernelContext& ctx, KernelState* state) const override {
     if (serve(ctx, *static_cast<ConvState*>(state))) return true;
+    // The nested block is fp32 throughout: a bf16 value from the previous partition
+    // would reach ATen's convolution with fp32 weights. Graph-consistent shapes never
+    // get here (the producer served the same geometry); say so plainly if one does.
+    if (x_type_ == at::kBFloat16 || other_type_ == at::kBFloat16)
+      throw std::runtime_error("onednn: a bf16 input of shape " + c10::str(ctx.tensor(x_input_).sizes()) +
+                               " that this convolution partition cannot serve (its fp32 fallback cannot take bf16); "
+                               "run without precision bf16");
     conv_.weights->restoreDense();  // the nested block reads the dense weights next
     if (dw_) dw_->weights->restoreDense();
     return false;
@@ -111,7 +128,7 @@ class FusedConv final : public CompiledPartition {
     std::ostringstream os;
     os << chain_ << " " << geometry(conv_);
     if (dw_) os << ", depthwise " << geometry(*dw_);
-    os << " (oneDNN convolution, " << plans_->shapes() << " input shapes prepared so far, "
+    os << " (oneDNN convolution" << (bf16_ ? " in bf16" : "") << ", " << plans_->shapes() << " input shapes prepared so far, "
        << conv_.weights->formats() << " packed weight formats"
        << (conv_.weights->denseReleased() ? ", dense weight freed" : "");
     if (dw_)
@@ -121,8 +138,11 @@ class FusedConv final : public CompiledPartition {
     return os.str();
   }
   std::vector<std::string> edgeConversions() const override {
-    std::vector<std::string> c{"input: to nhwc unless already nhwc"};
-    c.push_back(nhwc_output_ ? "output: nhwc" : "output: nhwc -> nchw");
+    std::vector<std::string> c{x_type_ == at::kBFloat16 ? "input: nhwc bf16 (from a bf16 partition)"
+                               : bf16_                  ? "input: to nhwc bf16"
+                                                        : "input: to nhwc unless already nhwc"};
+    if (other_type_ == at::kBFloat16) c.push_back("residual: nhwc bf16 (from a bf16 partition)");
+    c.push_back(bf16_output_ ? "output: nhwc bf16" : nhwc_output_ ? "output: nhwc" : "output: nhwc -> nchw");
     return c;
   }
   bool outputPlannable() const override { return true; }
@@ -131,7 +151,7 @@ class FusedConv final : public CompiledPartition {
   // The partition's work; false, having written nothing, for inputs it does not serve.
   bool serve(KernelContext& ctx, ConvState& st) const {
     const at::Tensor& x0 = ctx.tensor(x_input_);
-    if (x0.dim() != 4 || x0.scalar_type() != at::kFloat || x0.layout() != at::kStrided || !x0.is_cpu() ||
+    if (x0.dim() != 4 || x0.scalar_type() != x_type_ || x0.layout() != at::kStrided || !x0.is_cpu() ||
         x0.size(1) != conv_.in_channels || x0.numel() == 0)
       return false;
     int64_t oh = conv_.outSize(x0.size(2), 0), ow = conv_.outSize(x0.size(3), 1);
@@ -144,7 +164,7 @@ class FusedConv final : public CompiledPartition {
     at::Tensor other;
     if (other_input_ >= 0) {
       const at::Tensor& o = ctx.tensor(other_input_);
-      if (o.scalar_type() != at::kFloat || o.dim() != 4 || o.size(0) != x0.size(0) || o.size(1) != out_channels ||
+      if (o.scalar_type() != other_type_ || o.dim() != 4 || o.size(0) != x0.size(0) || o.size(1) != out_channels ||
           o.size(2) != oh || o.size(3) != ow || o.layout() != at::kStrided || !o.is_cpu())
         return false;  // a broadcasting add: brisk's kernels
       other = o.is_contiguous(at::MemoryFormat::ChannelsLast) ? o : o.contiguous(at::MemoryFormat::ChannelsLast);
@@ -154,32 +174,18 @@ class FusedConv final : public CompiledPartition {
     if (!p.ok) return false;
     BoundPlan& b = st.bound[slot];
     if (b.plan != &p || slot == ShapeCache<ConvPlan>::kSlots) bind(b, p);
-    at::Tensor x;
-    if (x0.is_contiguous(at::MemoryFormat::ChannelsLast)) {
-      x = x0;
-      b.src.set_data_handle(x.data_ptr());
-    } else if (x0.is_contiguous()) {
-      x = at::empty(x0.sizes(), x0.options().memory_format(at::MemoryFormat::ChannelsLast));
-      b.src.set_data_handle(x.data_ptr());
-      if (ownTranspose(x0.size(1))) {
-        out::transposePlanes(x0.data_ptr<float>(), x.data_ptr<float>(), x0.size(0), x0.size(1),
-                             x0.size(2) * x0.size(3));
-      } else {
-        b.nchw_src.set_data_handle(x0.data_ptr());
-        st.reorder(p.to_nhwc, b.nchw_src, b.src);
-      }
-    } else {
-      x = x0.contiguous(at::MemoryFormat::ChannelsLast);
-      b.src.set_data_handle(x.data_ptr());
-    }
-    at::Tensor y = at::empty({x.size(0), out_channels, oh, ow}, x.options().memory_format(at::MemoryFormat::ChannelsLast));
+    const at::Tensor x = source(x0, p, b, st);
+    at::Tensor y = at::empty({x.size(0), out_channels, oh, ow},
+                             x0.options()
+                                 .dtype(bf16_output_ ? at::kBFloat16 : at::kFloat)
+                                 .memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
     if (scratch.defined()) b.scratch.set_data_handle(scratch.data_ptr());
     b.dst.set_data_handle(y.data_ptr());
     at::Tensor mid;
     if (p.split) {
       mid = at::empty({x.size(0), out_channels, conv_.outSize(x.size(2), 0), conv_.outSize(x.size(3), 1)},
-                      x.options().memory_format(at::MemoryFormat::ChannelsLast));
+                      x.options().memory_format(at::MemoryFormat::ChannelsLast));  // x's type: the compute type
       b.mid.set_data_handle(mid.data_ptr());
     }
     dnnl_exec_arg_t args[8];
@@ -222,6 +228,39 @@ class FusedConv final : public CompiledPartition {
     return true;
   }
 
+  // The convolution's source for input `x0`: NHWC in the compute type, bound to b.src.
+  // An fp32 NHWC input is used as it is; otherwise it is converted once (and rounded to
+  // bf16 in bf16 mode) into a temporary the memory plan serves.
+  at::Tensor source(const at::Tensor& x0, const ConvPlan& p, BoundPlan& b, ConvState& st) const {
+    constexpr auto kCl = at::MemoryFormat::ChannelsLast;
+    at::Tensor x;
+    if (x0.is_contiguous(kCl) || !x0.is_contiguous() || x0.scalar_type() == at::kBFloat16) {
+      // NHWC already, or a strided view (ATen's copy makes it NHWC), or bf16 from the
+      // previous partition (NHWC).
+      const at::Tensor nhwc = x0.is_contiguous(kCl) ? x0 : x0.contiguous(kCl);
+      if (!bf16_ || x0.scalar_type() == at::kBFloat16) {
+        x = nhwc;
+      } else {
+        x = at::empty(x0.sizes(), x0.options().dtype(at::kBFloat16).memory_format(kCl));
+        b.nhwc_f32_src.set_data_handle(nhwc.data_ptr());
+        b.src.set_data_handle(x.data_ptr());
+        st.reorder(p.to_bf16, b.nhwc_f32_src, b.src);
+      }
+    } else {  // NCHW
+      x = at::empty(x0.sizes(), x0.options().dtype(bf16_ ? at::kBFloat16 : at::kFloat).memory_format(kCl));
+      if (!bf16_ && ownTranspose(x0.size(1))) {
+        out::transposePlanes(x0.data_ptr<float>(), x.data_ptr<float>(), x0.size(0), x0.size(1),
+                             x0.size(2) * x0.size(3));
+      } else {
+        b.nchw_src.set_data_handle(x0.data_ptr());
+        b.src.set_data_handle(x.data_ptr());
+        st.reorder(p.to_nhwc, b.nchw_src, b.src);
+      }
+    }
+    b.src.set_data_handle(x.data_ptr());
+    return x;
+  }
+
   static std::string geometry(const ConvWeights& w) {
     std::ostringstream os;
     os << w.kh << "x" << w.kw << " " << w.in_channels << "->" << w.out_channels;
@@ -238,6 +277,7 @@ class FusedConv final : public CompiledPartition {
     b.dst = unboundMemory(p.dst);
     b.nchw_src = unboundMemory(p.nchw_src);
     b.nchw_dst = unboundMemory(p.nchw_dst);
+    if (p.to_bf16) b.nhwc_f32_src = unboundMemory(p.nhwc_f32_src);
     if (p.other) b.other = unboundMemory(*p.other);
     if (p.split) b.mid = unboundMemory(p.mid);
     if (p.scratch_bytes)
@@ -250,13 +290,21 @@ class FusedConv final : public CompiledPartition {
     const dims src{x[0], x[1], x[2], x[3]};
     const dims mid{x[0], conv_.out_channels, conv_.outSize(x[2], 0), conv_.outSize(x[3], 1)};
     const dims dst = dw_ ? dims{x[0], conv_.out_channels, dw_->outSize(mid[2], 0), dw_->outSize(mid[3], 1)} : mid;
-    p->src = dnnl::memory::desc(src, f32, tag::nhwc);
-    p->dst = dnnl::memory::desc(dst, f32, tag::nhwc);
+    // The source (and a split depthwise step's intermediate) in the compute type; the
+    // result, the residual and the bias stay fp32 (oneDNN accumulates in fp32 and
+    // writes fp32 from a bf16 kernel), so the values at the partition's edges are fp32.
+    const auto cdt = bf16_ ? bf16 : f32;
+    p->src = dnnl::memory::desc(src, cdt, tag::nhwc);
+    p->dst = dnnl::memory::desc(dst, bf16_output_ ? bf16 : f32, tag::nhwc);
     p->nchw_src = dnnl::memory::desc(src, f32, tag::nchw);
     p->nchw_dst = dnnl::memory::desc(dst, f32, tag::nchw);
     p->to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->nchw_src, cpuEngine(), p->src));
-    p->from_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), p->nchw_dst));
-    if (other_input_ >= 0) p->other = p->dst;
+    if (bf16_) {
+      p->nhwc_f32_src = dnnl::memory::desc(src, f32, tag::nhwc);
+      p->to_bf16 = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->nhwc_f32_src, cpuEngine(), p->src));
+    }
+    if (!nhwc_output_) p->from_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), p->nchw_dst));
+    if (other_input_ >= 0) p->other = dnnl::memory::desc(dst, other_type_ == at::kBFloat16 ? bf16 : f32, tag::nhwc);
     // The anchor's own post-ops. (A dnnl::post_ops copy shares its object: each list is
     // built afresh.)
     auto anchorOps = [&] {
@@ -269,7 +317,7 @@ class FusedConv final : public CompiledPartition {
     if (dw_) {
       // The fused kernel, when oneDNN has one for this shape (not its reference chaining).
       dnnl::post_ops fused = anchorOps();
-      fused.append_dw(f32, dw_->bias.defined() ? f32 : dnnl::memory::data_type::undef, f32, dw_->kh,
+      fused.append_dw(cdt, dw_->bias.defined() ? f32 : dnnl::memory::data_type::undef, p->dst.get_data_type(), dw_->kh,
                       dw_->stride[0], dw_->padding[0]);
       appendUnary(fused, dw_unary_);
       if (auto pd = convPd(conv_, p->src, p->dst, fused); pd && std::string(pd->impl_info_str()).rfind("ref", 0) != 0) {
@@ -281,7 +329,7 @@ class FusedConv final : public CompiledPartition {
         return p;
       }
       p->split = true;
-      p->mid = dnnl::memory::desc(mid, f32, tag::nhwc);
+      p->mid = dnnl::memory::desc(mid, cdt, tag::nhwc);
       dnnl::post_ops dw_ops;
       appendUnary(dw_ops, dw_unary_);
       auto dw_pd = convPd(*dw_, p->mid, p->dst, dw_ops);
@@ -310,7 +358,7 @@ class FusedConv final : public CompiledPartition {
     try {
       return dnnl::convolution_forward::primitive_desc(
           cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
-          dnnl::memory::desc(w.weightDims(), f32, tag::any), w.bias_md, dst, {w.stride[0], w.stride[1]},
+          dnnl::memory::desc(w.weightDims(), src.get_data_type(), tag::any), w.bias_md, dst, {w.stride[0], w.stride[1]},
           {w.dilation[0] - 1, w.dilation[1] - 1}, {w.padding[0], w.padding[1]}, {w.padding[0], w.padding[1]}, attr);
     } catch (const dnnl::error&) {
       return std::nullopt;
@@ -319,6 +367,9 @@ class FusedConv final : public CompiledPartition {
 
   std::string chain_;
   bool nhwc_output_;
+  bool bf16_;                        // source and weights in bf16 (ConvOptions)
+  bool bf16_output_;                 // the result in bf16 too
+  at::ScalarType x_type_, other_type_;  // what the source and residual arrive as
   ConvWeights conv_;                 // batch norm folded
   std::unique_ptr<ConvWeights> dw_;  // the fused depthwise step, or null
   Unary unary_, dw_unary_;
@@ -335,8 +386,8 @@ size_t inputIndex(const Node& node, const Value* v) {
   throw std::runtime_error(v->ref() + " is not an input of the partition");
 }
 
-std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, bool nhwc_output) {
-  return std::make_unique<FusedConv>(chain, p, nhwc_output);
+std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, const ConvOptions& o) {
+  return std::make_unique<FusedConv>(chain, p, o);
 }
 
 }  // namespace brisk::onednn

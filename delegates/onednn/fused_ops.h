@@ -21,9 +21,21 @@ struct LinearOptions {
   int64_t min_macs = int64_t{1} << 20;
 };
 
-// `nhwc_output`: leave the result in channels-last (NHWC) order, as the next
-// convolution wants it; false when a reader needs NCHW (a view, the model's output).
-std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, bool nhwc_output);
+struct ConvOptions {
+  // Leave the result in channels-last (NHWC) order, as the next convolution wants it;
+  // false when a reader needs NCHW (a view, the model's output).
+  bool nhwc_output = false;
+  // Run in bf16 (Options::precision "bf16"): the source rounded to bf16 per call, the
+  // weight packed in bf16 once, fp32 accumulation, bias, residual and result. A weight
+  // whose fp32 bytes were freed comes back rounded to bf16 when the nested block runs.
+  bool bf16 = false;
+  // bf16 mode, between two convolutions: the result is written in bf16 (every reader is
+  // a bf16 convolution partition), and the source / the residual operand arrive in bf16
+  // from such a partition. The producer and its readers decide it from the same graph
+  // (plugin.cc), so the types agree.
+  bool bf16_output = false, bf16_input = false, bf16_other = false;
+};
+std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, const ConvOptions& o);
 std::unique_ptr<CompiledPartition> compileLinear(const FusionChain& chain, const Node& delegate_node,
                                                  const LinearOptions& options);
 

@@ -1,9 +1,12 @@
 // libbrisk_onednn.so: the onednn delegate backend. It claims convolution and linear
 // chains (fusion_chain.h) and compiles each into one fused oneDNN call with a packed
 // weight (fused_ops.h). See README.md.
+#include <glog/logging.h>
+
 #include <algorithm>
 #include <unordered_set>
 
+#include "core/common/options.h"
 #include "core/graph/graph.h"
 #include "core/kernels/delegate.h"
 #include "core/kernels/plugin.h"
@@ -17,18 +20,56 @@ namespace {
 // Readers that keep an NHWC conv result as it is: oneDNN convolutions (the next
 // partition), and ops whose ATen kernels handle channels-last inputs (pooling,
 // elementwise, concatenation). Anything else (a view, the model's output) gets NCHW.
+bool isConvPartition(const Node& n) {
+  if (n.kind() != kDelegateKind) return false;
+  auto it = n.attributes().find(kDelegateBackendAttr);
+  if (it == n.attributes().end() || it->second.toStringRef() != "onednn") return false;
+  return anchorKind(*n.block(0)->nodes().front()) == Anchor::kConv;
+}
+
+// Every read of `v` is by a node of `block` that `pred` accepts: a block return is not
+// one, and a read nested in a node's block counts as that node's (the nodes of a
+// partition read outer values directly).
+template <class Pred>
+bool everyReader(const Value* v, const Block* block, Pred pred) {
+  for (const Use& u : v->uses()) {
+    const Node* reader = u.user ? u.user->enclosingNodeIn(block) : nullptr;
+    if (!reader || !pred(*reader)) return false;
+  }
+  return true;
+}
+
+// In bf16 mode a convolution partition's result stays bf16 when only convolution
+// partitions read it (as source or residual): no fp32 round trip between them. Both
+// ends compute this from the graph, so they agree on the type.
+bool flowsBf16(const Value* v) {
+  const Node* producer = v->producer();
+  return producer && isConvPartition(*producer) && everyReader(v, producer->owningBlock(), isConvPartition);
+}
+
 bool takesNhwc(const Node& reader) {
   static const std::unordered_set<std::string> kOps = {
       "aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
       "aten::relu",       "aten::relu6",                   "aten::hardtanh",   "aten::add.Tensor",
       "aten::mul.Tensor", "aten::sigmoid",                 "aten::silu",       "aten::hardswish",
       "aten::cat",        "aten::mean.dim"};
-  if (reader.kind() == kDelegateKind) {
-    auto it = reader.attributes().find(kDelegateBackendAttr);
-    if (it == reader.attributes().end() || it->second.toStringRef() != "onednn") return false;
-    return anchorKind(*reader.block(0)->nodes().front()) == Anchor::kConv;
-  }
+  if (reader.kind() == kDelegateKind) return isConvPartition(reader);
   return kOps.count(outOfPlaceKey(reader.key())) != 0;  // in-place forms keep the layout too
+}
+
+// Options::precision asks for "bf16" (the ops_quantized plugin checks the names): the
+// convolutions run in bf16, where the CPU has bf16 arithmetic (AVX512_BF16, which AMX
+// CPUs have too). Elsewhere oneDNN would emulate it, slower than fp32: they stay fp32,
+// with one warning.
+bool runsBf16(const DelegateContext& ctx) {
+  const auto& p = ctx.options.precision;
+  if (std::find(p.begin(), p.end(), "bf16") == p.end()) return false;
+  static const bool native = __builtin_cpu_supports("avx512bf16");
+  if (!native) {
+    LOG_FIRST_N(WARNING, 1) << "brisk: " << ctx.model
+                            << ": precision bf16 needs a CPU with AVX512_BF16; the convolutions run in fp32";
+  }
+  return native;
 }
 
 class OneDnnBackend final : public DelegateBackend {
@@ -83,15 +124,15 @@ class OneDnnBackend final : public DelegateBackend {
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
     if (chain->anchor == Anchor::kLinear)
       return compileLinear(*chain, node, LinearOptions{min_rows_.get(ctx.options), min_macs_.get(ctx.options)});
-    // NHWC only when every read is by a node of this block that takes it: a block
-    // return does not, and a read nested in a node's block counts as that node's (the
-    // nodes of a partition read outer values directly).
-    bool nhwc = true;
-    for (const Use& u : node.output(0)->uses()) {
-      const Node* reader = u.user ? u.user->enclosingNodeIn(node.owningBlock()) : nullptr;
-      nhwc = nhwc && reader && takesNhwc(*reader);
+    ConvOptions o;
+    o.nhwc_output = everyReader(node.output(0), node.owningBlock(), takesNhwc);
+    o.bf16 = runsBf16(ctx);
+    if (o.bf16) {
+      o.bf16_output = flowsBf16(node.output(0));
+      o.bf16_input = flowsBf16(chain->nodes[0]->input(0));
+      o.bf16_other = chain->add && flowsBf16(chain->add->input(chain->add_other));
     }
-    return compileConv(*chain, p, nhwc);
+    return compileConv(*chain, p, o);
   }
 
  private:

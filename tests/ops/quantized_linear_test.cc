@@ -180,10 +180,28 @@ TEST(QuantizedLinear, KernelKindsOffKeepTheLayersFp32) {
   }
 }
 
+// bf16 is the onednn delegate's mode: this plugin rewrites nothing for it. Listed before a
+// linear mode it keeps the linear layers for the delegate; listed after, it leaves them
+// to that mode.
+TEST(QuantizedLinear, Bf16TakesTheLinearLayersOnlyWhenListedFirst) {
+  const at::Tensor x = at::randn({4, kIn});
+  const at::Tensor want = at::linear(x, constTensor({kOut, kIn}), constTensor({kOut}));
+  for (const std::vector<std::string>& modes :
+       {std::vector<std::string>{"bf16"}, std::vector<std::string>{"bf16", "int8_dynamic"}}) {
+    auto m = load(kLinearIR, modes, "bf16-first");
+    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr) << modes.size();
+    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_fp16"), nullptr) << modes.size();
+    // 4 x 40 -> 48 is below the delegate's size threshold: fp32 on brisk's kernels.
+    EXPECT_TRUE(at::allclose(runTwice(*m, x), want, 1e-5, 1e-5)) << modes.size();
+  }
+  auto m = load(kLinearIR, {"int8_dynamic", "bf16"}, "int8-first");
+  EXPECT_NE(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr);
+}
+
 TEST(QuantizedLinear, UnknownPrecisionIsALoadErrorNamingTheModel) {
   const std::string msg = errorOf([&] { load(kLinearIR, {"fp8"}, "bad-precision"); });
   EXPECT_NE(msg.find("bad-precision"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("unknown precision 'fp8' (known: fp16_weights, int8_dynamic)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("unknown precision 'fp8' (known: fp16_weights, int8_dynamic, bf16)"), std::string::npos) << msg;
 }
 
 }  // namespace

@@ -140,12 +140,12 @@ BRISK_EXECUTORS = ["brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion"]
 # brisk's reduced-precision rows run the PT2 archive: torch.export spells every linear
 # layer out, where TorchScript keeps nn.TransformerEncoderLayer as one fused op that the
 # modes do not rewrite.
-PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2", "brisk_int8", "brisk_fp16"]
+PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2", "brisk_int8", "brisk_fp16", "brisk_bf16"]
 # Reduced precision, by --precision: brisk's opt-in modes (ops_quantized) and the peers at
 # the same precision. They compute something other than fp32, so none is ever a "best
 # other runtime"; their outputs must stay within REDUCED_ERROR of the reference output's
 # range (the column notes say how far they are).
-REDUCED_EXECUTORS = {"brisk_int8": "int8", "brisk_fp16": "fp16", "onnxruntime_int8": "int8",
+REDUCED_EXECUTORS = {"brisk_int8": "int8", "brisk_fp16": "fp16", "brisk_bf16": "bf16", "onnxruntime_int8": "int8",
                      "openvino_bf16": "bf16"}
 REDUCED_ERROR = 0.05
 EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + BRISK_EXECUTORS + list(REDUCED_EXECUTORS)
@@ -170,6 +170,7 @@ LABELS = {
     "brisk_nofusion": "brisk, no elementwise fusion",
     "brisk_int8": "brisk (PT2), int8_dynamic",
     "brisk_fp16": "brisk (PT2), fp16_weights",
+    "brisk_bf16": "brisk (PT2), bf16",
     "onnxruntime_int8": "ONNX Runtime, quantize_dynamic int8",
     "openvino_bf16": "OpenVINO, bf16",
 }
@@ -343,10 +344,12 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
             else:
                 e.fn = lambda: sm(*args, **kwargs)
                 e.note = "StaticModule.__call__ (keeps the GIL)"
-        elif name in ("brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion", "brisk_int8", "brisk_fp16"):
+        elif name in ("brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion", "brisk_int8", "brisk_fp16",
+                      "brisk_bf16"):
             import brisk
             off = ["ops_cpu.fuse_pointwise"] if name == "brisk_nofusion" else []
-            precision = {"brisk_int8": ["int8_dynamic"], "brisk_fp16": ["fp16_weights"]}.get(name, [])
+            precision = {"brisk_int8": ["int8_dynamic"], "brisk_fp16": ["fp16_weights"],
+                         "brisk_bf16": ["bf16"]}.get(name, [])
             m = brisk.load(path, use_delegates=name != "brisk_nodelegates", disabled_passes=off,
                            precision=precision)
             e.keep.append(m)
@@ -1034,6 +1037,8 @@ DESCRIPTIONS = collections.OrderedDict([
                    "quantized per call); never a best other runtime, outputs within 5% of the output's range"),
     ("brisk_fp16", "reduced precision (`--precision fp16`): the brisk binding on the PT2 archive with "
                    "`precision=[\"fp16_weights\"]` (linear layers on fp16 weights, fp32 arithmetic)"),
+    ("brisk_bf16", "reduced precision (`--precision bf16`): the brisk binding on the PT2 archive with "
+                   "`precision=[\"bf16\"]` (convolutions in bf16 through the oneDNN delegate, fp32 accumulation)"),
     ("onnxruntime_int8", "reduced precision (`--precision int8`): ONNX Runtime as above on the export "
                          "after `onnxruntime.quantization.quantize_dynamic` (QInt8 weights, per channel)"),
     ("openvino_bf16", "reduced precision (`--precision bf16`): OpenVINO as above with "
@@ -1199,7 +1204,7 @@ COLORS = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a
           "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a",
           "nativert": "#8c8c8c", "ep_module": "#6a8caf", "brisk_pt2": "#e8a33d",
           "brisk_nodelegates": "#b5651d", "brisk_nofusion": "#8c564b", "brisk_int8": "#ffbf00",
-          "brisk_fp16": "#ffd966", "onnxruntime_int8": "#b3a6d9", "openvino_bf16": "#a6d8e8"}
+          "brisk_fp16": "#ffd966", "brisk_bf16": "#e69f00", "onnxruntime_int8": "#b3a6d9", "openvino_bf16": "#a6d8e8"}
 
 
 def _headroom(ax):
@@ -1295,7 +1300,7 @@ def parse_args(argv):
                         "interpreter always run: they are the references)")
     p.add_argument("--precision", default="",
                    help="also run the reduced-precision rows: comma-separated int8 (brisk int8_dynamic, ONNX "
-                        "Runtime quantize_dynamic), fp16 (brisk fp16_weights), bf16 (OpenVINO bf16); never a "
+                        "Runtime quantize_dynamic), fp16 (brisk fp16_weights), bf16 (brisk bf16, OpenVINO bf16); never a "
                         "'best other runtime', outputs held to 5%% of the output's range")
     p.add_argument("--inductor-mode", default=None, choices=["max-autotune-no-cudagraphs", "default"],
                    help="torch.compile mode for Inductor, and max_autotune for AOTInductor "
