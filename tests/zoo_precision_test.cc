@@ -62,9 +62,25 @@ size_t quantizedKernels(const Module& m) {
   return n;
 }
 
+// onednn partitions that run in bf16 (the backend says so in their description), and of
+// those, how many take their source from another bf16 partition without a round trip
+// through fp32.
+std::pair<size_t, size_t> bf16Partitions(const Module& m) {
+  size_t bf16 = 0, chained = 0;
+  for (const NodeKernelInfo& k : m.kernelReport()) {
+    if (k.detail.find("oneDNN convolution in bf16") == std::string::npos &&
+        k.detail.find("_linear_pointwise in bf16") == std::string::npos)
+      continue;
+    ++bf16;
+    chained += k.detail.find("input: nhwc bf16 (from a bf16 partition)") != std::string::npos;
+  }
+  return {bf16, chained};
+}
+
 struct Case {
   std::string file;    // in the zoo
   bool second_inputs;  // the .inputs2.pt set too (not for PT2 programs exported for one shape)
+  bool onednn_linear;  // the onednn delegate claims linear layers here (bf16 runs them)
 };
 
 class ZooPrecision : public ::testing::TestWithParam<Case> {};
@@ -76,12 +92,17 @@ TEST_P(ZooPrecision, WithinTheStatedBoundOfFp32) {
   fp32.strict_inputs = false;
   auto reference = Module::load(zooFile(c.file), fp32);
   for (const auto& [mode, bound] : {std::pair<const char*, double>{"fp16_weights", kFp16Bound},
-                                    std::pair<const char*, double>{"int8_dynamic", kInt8Bound}}) {
+                                    std::pair<const char*, double>{"int8_dynamic", kInt8Bound},
+                                    std::pair<const char*, double>{"bf16", kBf16Bound}}) {
     SCOPED_TRACE(mode);
     Options o = fp32;
     o.precision = {mode};
     auto m = Module::load(zooFile(c.file), o);
-    EXPECT_GT(quantizedKernels(*m), 0u) << "no layer rewritten";
+    if (std::string(mode) != "bf16") {
+      EXPECT_GT(quantizedKernels(*m), 0u) << "no layer rewritten";
+    } else if (c.onednn_linear && cpuHasBf16()) {
+      EXPECT_GT(bf16Partitions(*m).first, 0u) << "no linear layer in bf16";
+    }
     std::vector<std::string> sets = {".inputs.pt"};
     if (c.second_inputs) sets.push_back(".inputs2.pt");
     for (const std::string& set : sets) {
@@ -101,9 +122,9 @@ TEST_P(ZooPrecision, WithinTheStatedBoundOfFp32) {
 }
 
 INSTANTIATE_TEST_SUITE_P(LinearModels, ZooPrecision,
-                         ::testing::Values(Case{"mlp.pt", true}, Case{"deepandwide.pt", true},
-                                           Case{"dlrm_tiny.pt", true}, Case{"lstm_tagger.pt", true},
-                                           Case{"transformer.pt2", false}, Case{"bert_tiny.pt2", true}),
+                         ::testing::Values(Case{"mlp.pt", true, true}, Case{"deepandwide.pt", true, true},
+                                           Case{"dlrm_tiny.pt", true, true}, Case{"lstm_tagger.pt", true, false},
+                                           Case{"transformer.pt2", false, true}, Case{"bert_tiny.pt2", true, true}),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            std::string name = info.param.file;
                            for (char& ch : name)
@@ -128,19 +149,6 @@ TEST(ZooPrecisionTop1, MlpAgreesWithFp32) {
     std::cout << "mlp " << mode << ": top-1 agreement " << agreement << "\n";
     EXPECT_GE(agreement, min_agreement) << mode;
   }
-}
-
-// Convolution partitions that run in bf16 (the backend says so in its description), and
-// of those, how many take their source from another bf16 partition without a round trip
-// through fp32.
-std::pair<size_t, size_t> bf16Partitions(const Module& m) {
-  size_t bf16 = 0, chained = 0;
-  for (const NodeKernelInfo& k : m.kernelReport()) {
-    if (k.detail.find("oneDNN convolution in bf16") == std::string::npos) continue;
-    ++bf16;
-    chained += k.detail.find("input: nhwc bf16 (from a bf16 partition)") != std::string::npos;
-  }
-  return {bf16, chained};
 }
 
 struct ConvCase {

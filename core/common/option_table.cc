@@ -51,13 +51,16 @@ std::vector<OptionSpec> makeTable() {
       {.name = "use_delegates", .field = &O::use_delegates, .flag = "no-delegates",
        .help = "let delegate backends run the groups of nodes they claim (off: brisk's own kernels only)"},
       {.name = "precision", .field = &O::precision, .flag = "precision", .metavar = "MODE",
-       .help = "reduced precision, opt-in: fp16_weights (linear layers on fp16 weights, fp32 activations) or "
-               "int8_dynamic (linear layers on int8 weights, activations quantized per call); repeatable, the first "
+       .help = "reduced precision, opt-in: fp16_weights (linear layers on fp16 weights, fp32 activations), "
+               "int8_dynamic (linear layers on int8 weights, activations quantized per call) or bf16 (the onednn "
+               "delegate's convolutions and linear layers in bf16, on CPUs with AVX512_BF16); repeatable, the first "
                "listed mode that runs a layer takes it",
        .details = "reduced-precision modes, applied by the `ops_quantized` plugin (loaded when a mode is asked "
-                  "for): `fp16_weights` (linear layers on weights rounded to fp16 and packed at load, fp32 "
-                  "activations and accumulation) or `int8_dynamic` (linear layers on per-channel int8 weights, "
-                  "activations quantized per call); repeatable, the first listed mode that runs a layer takes it; "
+                  "for) and the `onednn` delegate: `fp16_weights` (linear layers on weights rounded to fp16 and "
+                  "packed at load, fp32 activations and accumulation), `int8_dynamic` (linear layers on per-channel "
+                  "int8 weights, activations quantized per call) or `bf16` (the onednn delegate's convolutions and "
+                  "linear layers on bf16 weights and inputs with fp32 accumulation, on CPUs with AVX512_BF16; "
+                  "elsewhere fp32 with a warning); repeatable, the first listed mode that runs a layer takes it; "
                   "an unknown name is an error at load (see \"Reduced precision\")",
        .default_note = "none: fp32"},
       {.name = "use_out_variants", .field = &O::use_out_variants, .flag = "no-out-variants",

@@ -50,8 +50,9 @@ struct Options {
 
   // --- Precision -------------------------------------------------------------------
   // Reduced-precision modes, applied by the ops_quantized plugin (loaded when this is
-  // not empty): "fp16_weights", "int8_dynamic" (ops_quantized/precision.h); an unknown
-  // name is an error at load. Empty: fp32, the model's own numerics.
+  // not empty): "fp16_weights", "int8_dynamic", and "bf16", which the onednn delegate
+  // applies (ops_quantized/precision.h); an unknown name is an error at load. Empty:
+  // fp32, the model's own numerics.
   std::vector<std::string> precision;
 
   // --- Kernel choice ---------------------------------------------------------------

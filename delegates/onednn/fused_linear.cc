@@ -5,6 +5,10 @@
 // unlike MKL's sgemm that ATen's linear calls. Inputs with few rows go back to brisk's
 // kernels (LinearOptions::min_rows), where brisk's small GEMM is faster, and so do calls
 // too small to pay for oneDNN's per-call cost (LinearOptions::min_macs).
+//
+// In bf16 mode (LinearOptions::bf16) the weight is packed in bf16, each call rounds its
+// input (and a residual operand) to bf16, and the bf16 result comes back as fp32: the
+// values at the partition's edges stay fp32.
 #include <ATen/ATen.h>
 
 #include <sstream>
@@ -21,7 +25,7 @@ namespace {
 class FusedLinear final : public CompiledPartition {
  public:
   FusedLinear(const FusionChain& c, const Node& node, const LinearOptions& o)
-      : chain_(c.str()), min_rows_(o.min_rows), min_macs_(o.min_macs) {
+      : chain_(c.str()), min_rows_(o.min_rows), min_macs_(o.min_macs), bf16_(o.bf16) {
     const Node& lin = *c.nodes[0];
     at::Tensor w, b;
     const Value* x;
@@ -43,12 +47,14 @@ class FusedLinear final : public CompiledPartition {
     if (b.defined() && b.numel() != out_features_) throw std::runtime_error("bias does not match the weight");
     static const c10::OperatorHandle reorder = mkldnnOp("mkldnn::_reorder_linear_weight", "");
     // oneDNN's matmul blocks the weight by the number of rows it will meet.
-    weights_ = std::make_unique<ShapeCache<c10::IValue>>([w = w.contiguous()](c10::IntArrayRef rows) {
+    const at::ScalarType compute = bf16_ ? at::kBFloat16 : at::kFloat;
+    weights_ = std::make_unique<ShapeCache<c10::IValue>>([w = w.to(compute).contiguous()](c10::IntArrayRef rows) {
       UnplannedAllocations outside_plan;
       torch::jit::Stack s{w, rows[0]};
       return std::make_unique<const c10::IValue>(callOne(reorder, s));
     });
-    bias_ = b.defined() ? c10::IValue(b.contiguous()) : c10::IValue();
+    // The binary form takes a bias of the input's type; the unary one an fp32 bias too.
+    bias_ = b.defined() ? c10::IValue((c.add ? b.to(compute) : b).contiguous()) : c10::IValue();
     x_input_ = inputIndex(node, x);
     if (c.add) {
       op_ = mkldnnOp("mkldnn::_linear_pointwise", "binary");
@@ -69,7 +75,9 @@ class FusedLinear final : public CompiledPartition {
         (two_d_only_ && x0.dim() != 2) || x0.size(-1) != in_features_ || x0.numel() == 0 ||
         x0.numel() / in_features_ < min_rows_ || x0.numel() * out_features_ < min_macs_)
       return false;
-    const at::Tensor x = x0.is_contiguous() ? x0 : x0.contiguous();
+    const at::Tensor x = bf16_ ? x0.to(at::kBFloat16, /*non_blocking=*/false, /*copy=*/false, at::MemoryFormat::Contiguous)
+                         : x0.is_contiguous() ? x0
+                                              : x0.contiguous();
     const int64_t rows = x.numel() / in_features_;
     // The op always sees a matrix. Given more dimensions it returns a reshaped view of
     // its matrix result, whose storage is then shared beyond the step, and the memory
@@ -83,7 +91,9 @@ class FusedLinear final : public CompiledPartition {
         s.clear();
         return false;  // a broadcasting add: brisk's kernels
       }
-      const at::Tensor o = other.is_contiguous() ? other : other.contiguous();
+      const at::Tensor o = bf16_ ? other.to(at::kBFloat16, false, false, at::MemoryFormat::Contiguous)
+                           : other.is_contiguous() ? other
+                                                   : other.contiguous();
       s.emplace_back(o.dim() == 2 ? o : o.view({rows, out_features_}));
     }
     size_t slot = 0;
@@ -95,6 +105,7 @@ class FusedLinear final : public CompiledPartition {
       s.emplace_back(algorithm_);
     }
     at::Tensor y = callOne(op_, s);
+    if (bf16_) y = y.to(at::kFloat);
     if (x.dim() != 2) {
       // The matrix result is the op's own fresh tensor: give it the input's leading
       // dimensions in place rather than through a view.
@@ -108,7 +119,8 @@ class FusedLinear final : public CompiledPartition {
 
   std::string describe() const override {
     std::ostringstream os;
-    os << chain_ << " " << in_features_ << "->" << out_features_ << " (mkldnn::_linear_pointwise, weight packed per row count: "
+    os << chain_ << " " << in_features_ << "->" << out_features_ << " (mkldnn::_linear_pointwise"
+       << (bf16_ ? " in bf16" : "") << ", weight packed per row count: "
        << weights_->shapes() << " so far; "
        << "under " << min_rows_ << " rows or " << min_macs_ << " multiply-adds: brisk's kernels)";
     return os.str();
@@ -118,6 +130,7 @@ class FusedLinear final : public CompiledPartition {
  private:
   std::string chain_;
   int64_t min_rows_, min_macs_;
+  bool bf16_;
   bool two_d_only_ = false;
   int64_t out_features_ = 0, in_features_ = 0;
   c10::OperatorHandle op_ = mkldnnOp("mkldnn::_linear_pointwise", "");

@@ -19,6 +19,8 @@ struct LinearOptions {
   // 20x96 -> 12 linear took 12.9 us there, 2.3 us on brisk's kernels; 20x96 -> 384,
   // 25 vs 18 us; 64x256 -> 512, 158 vs 172 us).
   int64_t min_macs = int64_t{1} << 20;
+  // bf16 weights and inputs, fp32 result (Options::precision "bf16", fused_linear.cc).
+  bool bf16 = false;
 };
 
 struct ConvOptions {

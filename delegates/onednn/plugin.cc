@@ -123,7 +123,8 @@ class OneDnnBackend final : public DelegateBackend {
     std::optional<FusionChain> chain = parseChain(nodes, &why);
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
     if (chain->anchor == Anchor::kLinear)
-      return compileLinear(*chain, node, LinearOptions{min_rows_.get(ctx.options), min_macs_.get(ctx.options)});
+      return compileLinear(*chain, node,
+                           LinearOptions{min_rows_.get(ctx.options), min_macs_.get(ctx.options), runsBf16(ctx)});
     ConvOptions o;
     o.nhwc_output = everyReader(node.output(0), node.owningBlock(), takesNhwc);
     o.bf16 = runsBf16(ctx);

@@ -140,12 +140,13 @@ std::string checkOutputs(const BenchSetup& b, BenchOutcome& o) {
                                    ? runInterpreter(*b.interpreter, cloneInputs(b.inputs), b.brisk.location.path)
                                    : loadSavedOutputs(b.reference.path);
   o.checked = true;
-  const std::string diff = compareIValues(got, expected);
+  const std::string diff = compareIValues(got, expected, checkTolerance(b.options.precision));
   const std::string source = b.interpreter ? "" : " (" + b.reference.path + ")";
   if (diff.empty()) {
-    std::cout << "check: brisk's output matches " << name << source << "\n";
+    std::cout << "check: brisk's output matches " << name << source << toleranceNote(b.options.precision) << "\n";
   } else {
-    std::cout << "check: WARNING: brisk's output DIFFERS from " << name << source << ": " << diff << "\n";
+    std::cout << "check: WARNING: brisk's output DIFFERS from " << name << source << ": " << diff
+              << toleranceNote(b.options.precision) << "\n";
     std::cerr << "brisk: WARNING: brisk's output DIFFERS from " << name << ": " << diff
               << " (timings below are of a wrong result)" << std::endl;
   }

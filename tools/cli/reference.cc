@@ -17,6 +17,8 @@
 namespace brisk::cli {
 namespace {
 
+constexpr double kReducedPrecisionBound = 0.05;
+
 bool stripSuffix(std::string& s, std::string_view suffix) {
   if (s.size() <= suffix.size() || s.compare(s.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
   s.resize(s.size() - suffix.size());
@@ -103,6 +105,19 @@ c10::IValue loadSavedOutputs(const std::string& path) {
   }
   checkTensorsFitStorage(value, path, "outputs");
   return value;
+}
+
+Tolerance checkTolerance(const std::vector<std::string>& precision) {
+  if (precision.empty()) return Tolerance{};
+  return Tolerance{.rtol = 0, .atol = 0, .atol_scale = kReducedPrecisionBound};
+}
+
+std::string toleranceNote(const std::vector<std::string>& precision) {
+  if (precision.empty()) return "";
+  std::string modes;
+  for (const std::string& m : precision) modes += (modes.empty() ? "" : ",") + m;
+  return " (precision " + modes + ": within " + std::to_string(static_cast<int>(kReducedPrecisionBound * 100)) +
+         "% of the output's largest magnitude)";
 }
 
 }  // namespace brisk::cli

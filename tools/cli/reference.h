@@ -12,8 +12,10 @@
 #include <ATen/core/ivalue.h>
 
 #include <string>
+#include <vector>
 
 #include "tools/cli/model_locator.h"
+#include "tools/ivalue_compare.h"
 
 namespace brisk::cli {
 
@@ -46,5 +48,12 @@ std::string referenceName(const Reference& ref);
 // Reads a saved outputs file (jit_pickle.save / torch.save with pickle protocol 2),
 // checked like an inputs file before torch unpickles it. Throws brisk::Error naming it.
 c10::IValue loadSavedOutputs(const std::string& path);
+
+// How close brisk's output must come to the fp32 reference: the fp32 tolerance, or with
+// a reduced precision asked for (Options::precision), 5% of each output's largest
+// magnitude, the bound tools/bench:compare holds every reduced-precision row to.
+Tolerance checkTolerance(const std::vector<std::string>& precision);
+// " (precision bf16: within 5% of the output's largest magnitude)", or "" for fp32.
+std::string toleranceNote(const std::vector<std::string>& precision);
 
 }  // namespace brisk::cli

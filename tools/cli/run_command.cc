@@ -94,12 +94,12 @@ int runCommand(const std::vector<std::string>& args) {
               << ref.path << "\n";
     expected = loadSavedOutputs(ref.path);
   }
-  std::string diff = compareIValues(out, expected);
+  std::string diff = compareIValues(out, expected, checkTolerance(options.precision));
   if (diff.empty()) {
-    std::cout << "check: matches " << referenceName(ref) << "\n";
+    std::cout << "check: matches " << referenceName(ref) << toleranceNote(options.precision) << "\n";
     return kExitOk;
   }
-  std::cout << "check: DIFFERS from " << referenceName(ref) << ": " << diff << "\n"
+  std::cout << "check: DIFFERS from " << referenceName(ref) << ": " << diff << toleranceNote(options.precision) << "\n"
             << "reference output: " << summarizeIValue(expected) << "\n";
   return kExitMismatch;
 }
