@@ -21,6 +21,7 @@
 #include <ATen/Parallel.h>
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -164,10 +165,17 @@ class FusedConv final : public CompiledPartition {
     at::Tensor other;
     if (other_input_ >= 0) {
       const at::Tensor& o = ctx.tensor(other_input_);
-      if (o.scalar_type() != other_type_ || o.dim() != 4 || o.size(0) != x0.size(0) || o.size(1) != out_channels ||
-          o.size(2) != oh || o.size(3) != ow || o.layout() != at::kStrided || !o.is_cpu())
-        return false;  // a broadcasting add: brisk's kernels
-      other = o.is_contiguous(at::MemoryFormat::ChannelsLast) ? o : o.contiguous(at::MemoryFormat::ChannelsLast);
+      if (o.scalar_type() != other_type_ || o.layout() != at::kStrided || !o.is_cpu()) return false;
+      const std::array<int64_t, 4> out{x0.size(0), out_channels, oh, ow};
+      if (!o.sizes().equals(out)) {
+        // A broadcasting add runs brisk's kernels, unless the operand came in bf16: the
+        // nested block (fp32) cannot take that, so an operand that broadcasts to the
+        // result is expanded here (the add's result has the result's shape either way).
+        if (other_type_ != at::kBFloat16 || !broadcastsTo(o.sizes(), out)) return false;
+        other = o.expand(out).contiguous(at::MemoryFormat::ChannelsLast);
+      } else {
+        other = o.is_contiguous(at::MemoryFormat::ChannelsLast) ? o : o.contiguous(at::MemoryFormat::ChannelsLast);
+      }
     }
     size_t slot = 0;
     const ConvPlan& p = plans_->get(x0.sizes(), st.overflow, &slot);
@@ -224,6 +232,16 @@ class FusedConv final : public CompiledPartition {
         st.reorder(p.from_nhwc, b.dst, b.nchw_dst);
       }
       ctx.output(0) = std::move(nchw);
+    }
+    return true;
+  }
+
+  // Whether `from` broadcasts to exactly `to` (so the add's result has to's shape).
+  static bool broadcastsTo(c10::IntArrayRef from, c10::IntArrayRef to) {
+    if (from.size() > to.size()) return false;
+    for (size_t i = 0; i < from.size(); ++i) {
+      const int64_t f = from[from.size() - 1 - i], t = to[to.size() - 1 - i];
+      if (f != t && f != 1) return false;
     }
     return true;
   }
@@ -290,9 +308,9 @@ class FusedConv final : public CompiledPartition {
     const dims src{x[0], x[1], x[2], x[3]};
     const dims mid{x[0], conv_.out_channels, conv_.outSize(x[2], 0), conv_.outSize(x[3], 1)};
     const dims dst = dw_ ? dims{x[0], conv_.out_channels, dw_->outSize(mid[2], 0), dw_->outSize(mid[3], 1)} : mid;
-    // The source (and a split depthwise step's intermediate) in the compute type; the
-    // result, the residual and the bias stay fp32 (oneDNN accumulates in fp32 and
-    // writes fp32 from a bf16 kernel), so the values at the partition's edges are fp32.
+    // The source (and a split depthwise step's intermediate) in the compute type. The
+    // bias is fp32, and so are the result and the residual (oneDNN accumulates in fp32
+    // and writes fp32 from a bf16 kernel) unless they pass between two bf16 partitions.
     const auto cdt = bf16_ ? bf16 : f32;
     p->src = dnnl::memory::desc(src, cdt, tag::nhwc);
     p->dst = dnnl::memory::desc(dst, bf16_output_ ? bf16 : f32, tag::nhwc);

@@ -16,7 +16,9 @@
 //   kOwned       made by the partition (a batch norm folded in): dropped;
 //   kReleasable  the graph's tensor, read by nothing but the partition's nested block
 //                (core/kernels/releasable_constants.h): its bytes are freed, and put
-//                back by restoreDense() before the nested block may run.
+//                back by restoreDense() before the nested block may run: bit for bit
+//                from an fp32 packed copy, rounded to bf16 from a bf16 one (the bf16
+//                mode's weights are bf16 everywhere).
 //
 // Thread-safe: shapes are prepared by whichever Runtime meets them first.
 #include <oneapi/dnnl/dnnl.hpp>
@@ -37,7 +39,7 @@ class PackedWeights {
   // The weight in the layout `md` describes, packed on the first request for it.
   dnnl::memory get(const dnnl::memory::desc& md);
   // Makes the dense weight's bytes readable for good (a kReleasable one freed earlier is
-  // rebuilt from the packed copy, bit for bit). Call before the nested block runs. Cheap
+  // rebuilt from the first packed copy, above). Call before the nested block runs. Cheap
   // after the first call: one atomic load.
   void restoreDense();
   // Packed copies kept, and whether the dense bytes are freed now (brisk inspect).
