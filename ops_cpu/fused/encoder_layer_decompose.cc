@@ -194,14 +194,9 @@ void rewrite(Graph& g, const Layer& l) {
 
 }  // namespace
 
-size_t decomposeEncoderLayers(Graph& g, const PassContext&) {
-  std::vector<Layer> layers;
-  for (Block* b : g.allBlocks())
-    for (Node* n : b->nodes())
-      if (auto l = match(n)) layers.push_back(*l);
-  for (const Layer& l : layers) rewrite(g, l);
-  return layers.size();
-}
+// rnn::fuseSteps: every layer is matched before the first rewrite, so the nodes this pass
+// adds are never matched again.
+size_t decomposeEncoderLayers(Graph& g, const PassContext&) { return rnn::fuseSteps(g, match, rewrite); }
 
 void registerEncoderLayerDecompose(PluginRegistrar& r) {
   r.pass("decompose_encoder_layer", kPassOrderFuse, decomposeEncoderLayers,

@@ -10,6 +10,10 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/executor/module.h"
 #include "core/graph/graph.h"
 #include "tests/ops/op_tester.h"
@@ -36,13 +40,21 @@ struct LayerIR {
   std::string src = "%src";
   std::string epilogue = "  return (%y)\n";
 
+  bool weights_as_inputs = false;  // graph inputs instead of constants
+
   std::string str() const {
     const int64_t e = d.e, f = d.ff;
-    return "graph(" + params + "):\n" + constTensorIR("qw", {3 * e, e}) + constTensorIR("qb", {3 * e}) +
-           constTensorIR("pw", {e, e}) + constTensorIR("pb", {e}) + constTensorIR("n1w", {e}) +
-           constTensorIR("n1b", {e}) + constTensorIR("n2w", {e}) + constTensorIR("n2b", {e}) +
-           constTensorIR("f1w", {f, e}) + constTensorIR("f1b", {f}) + constTensorIR("f2w", {e, f}) +
-           constTensorIR("f2b", {e}) + "  %E : int = prim::Constant[value=" + std::to_string(e) +
+    const std::vector<std::pair<const char*, std::vector<int64_t>>> weights = {
+        {"qw", {3 * e, e}}, {"qb", {3 * e}}, {"pw", {e, e}}, {"pb", {e}},   {"n1w", {e}}, {"n1b", {e}},
+        {"n2w", {e}},       {"n2b", {e}},   {"f1w", {f, e}}, {"f1b", {f}}, {"f2w", {e, f}}, {"f2b", {e}}};
+    std::string inputs = params, constants;
+    for (const auto& [name, shape] : weights) {
+      if (weights_as_inputs)
+        inputs += std::string(", %") + name + " : Tensor";
+      else
+        constants += constTensorIR(name, shape);
+    }
+    return "graph(" + inputs + "):\n" + constants + "  %E : int = prim::Constant[value=" + std::to_string(e) +
            "]()\n  %H : int = prim::Constant[value=" + std::to_string(d.heads) +
            "]()\n  %g : bool = prim::Constant[value=" + (gelu ? "1" : "0") +
            "]()\n  %nf : bool = prim::Constant[value=" + (norm_first ? "1" : "0") +
@@ -205,16 +217,9 @@ TEST(EncoderLayerDecompose, OtherRankRaisesAtensError) {
 // Left alone: weights that are not constants, a constant mask, and everything when the
 // pass is disabled.
 TEST(EncoderLayerDecompose, LeavesOtherLayersAlone) {
-  const std::string weights_as_inputs = R"IR(
-graph(%src : Tensor, %qw : Tensor, %qb : Tensor, %pw : Tensor, %pb : Tensor, %n1w : Tensor, %n1b : Tensor,
-      %n2w : Tensor, %n2b : Tensor, %f1w : Tensor, %f1b : Tensor, %f2w : Tensor, %f2b : Tensor):
-  %E : int = prim::Constant[value=16]()
-  %H : int = prim::Constant[value=4]()
-  %f : bool = prim::Constant[value=0]()
-  %eps : float = prim::Constant[value=1.0000000000000001e-05]()
-  %none : NoneType = prim::Constant()
-  %y : Tensor = aten::_transformer_encoder_layer_fwd(%src, %E, %H, %qw, %qb, %pw, %pb, %f, %f, %eps, %n1w, %n1b, %n2w, %n2b, %f1w, %f1b, %f2w, %f2b, %none, %none)
-  return (%y))IR";
+  LayerIR unfrozen{{16, 4, 32}};
+  unfrozen.weights_as_inputs = true;
+  const std::string weights_as_inputs = unfrozen.str();
   // A constant key padding mask for batch 2, length 6 (true = padding; every row keeps
   // its first key), folded at load.
   LayerIR masked{{16, 4, 32}};
