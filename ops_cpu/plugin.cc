@@ -4,6 +4,7 @@
 // ops (ops_cpu/fused/) replace subgraphs that their graph passes find.
 #include "core/kernels/plugin.h"
 #include "ops_cpu/fused/elementwise_fusion.h"
+#include "ops_cpu/fused/encoder_layer_decompose.h"
 #include "ops_cpu/fused/fused_pointwise.h"
 #include "ops_cpu/fused/gru_cell_fusion.h"
 #include "ops_cpu/fused/gru_step.h"
@@ -21,6 +22,7 @@ BRISK_PLUGIN(registrar) {
   brisk::ops_cpu::registerGruStep(registrar);
   brisk::ops_cpu::registerGruCellFusion(registrar);
   brisk::ops_cpu::registerRnnLayerFusion(registrar);  // after the step fusions: reads their nodes
+  brisk::ops_cpu::registerEncoderLayerDecompose(registrar);
   brisk::ops_cpu::registerFusedPointwise(registrar);
   brisk::ops_cpu::registerElementwiseFusion(registrar);
   brisk::ops_cpu::registerViewChain(registrar);

@@ -18,6 +18,7 @@
 #include <ATen/ops/_transformer_encoder_layer_fwd_native.h>
 #include <ATen/ops/to_padded_tensor_native.h>
 
+#include "ops_cpu/fused/encoder_layer_decompose.h"
 #include "ops_cpu/native/common.h"
 #include "ops_cpu/native/encoder_layer_packed.h"
 
@@ -127,7 +128,10 @@ std::unique_ptr<Kernel> encoderLayer(KernelBuildContext& b, bool small_gemm) {
   // calls without a mask, unless ops_cpu.small_gemm is off. (The mask is a run-time
   // value: nn.TransformerEncoder's own checks compute it, None when unmasked.)
   std::shared_ptr<const PackedEncoderLayer> packed;
-  if (small_gemm) {
+  // The fused node ops_cpu.decompose_encoder_layer keeps for calls with a mask (or a
+  // nested input), which the packed path never serves: packing would only cost memory.
+  const bool masked_branch = n.attributes().count(kEncoderLayerMaskedBranch) != 0;
+  if (small_gemm && !masked_branch) {
     const EncoderLayerWeights w{t[1].frozen(), t[2].frozen(), t[3].frozen(),  t[4].frozen(),
                                 t[5].frozen(), t[6].frozen(), t[7].frozen(),  t[8].frozen(),
                                 t[9].frozen(), t[10].frozen(), t[11].frozen(), t[12].frozen()};

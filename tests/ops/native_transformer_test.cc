@@ -82,9 +82,12 @@ std::string frozenEncoderLayerIR(bool gelu, bool norm_first) {
          "  return (%y)\n";
 }
 
+// These tests are about the fused node's own kernel: ops_cpu.decompose_encoder_layer,
+// which spells out a frozen layer (tests/ops/encoder_layer_decompose_test.cc), stays off.
 Options smallGemm(bool on) {
   Options o;
   o.plugin_options["ops_cpu.small_gemm"] = on;
+  o.disabled_passes.push_back("ops_cpu.decompose_encoder_layer");
   return o;
 }
 
@@ -111,6 +114,7 @@ TEST(NativeTransformer, EncoderLayerFrozenWeightsOnPackedGemm) {
     for (bool norm_first : {false, true}) {
       SCOPED_TRACE(std::string("gelu=") + (gelu ? "1" : "0") + " norm_first=" + (norm_first ? "1" : "0"));
       OpTester(frozenEncoderLayerIR(gelu, norm_first))
+          .options(smallGemm(true))
           .inputs({at::randn({1, 8, kE})})
           .inputs({at::randn({3, 12, kE})})
           .inputs({at::randn({2, 40, kE})})
