@@ -15,10 +15,11 @@ struct LinearOptions {
   // GEMM serves up to 8 rows faster than oneDNN's matmul).
   int64_t min_rows = 9;
   // Calls with fewer multiply-adds than this (rows x in x out) run the nested block too:
-  // a call through ATen's mkldnn op costs about 10 us before any arithmetic (Zen 4: a
-  // 20x96 -> 12 linear took 12.9 us there, 2.3 us on brisk's kernels; 20x96 -> 384,
-  // 25 vs 18 us; 64x256 -> 512, 158 vs 172 us).
-  int64_t min_macs = int64_t{1} << 20;
+  // brisk's small kernels win there (Zen 4, one thread: a 20x96 -> 12 linear took
+  // 12.9 us on oneDNN, 2.3 on brisk's). Measured with the direct matmul on the zoo:
+  // 2^15 gives bert_tiny.pt2 157 -> 120 us and deepandwide at 32 rows 58 -> 55 against
+  // 2^20, with lstm_tagger, mlp, dlrm_tiny and the transformer unchanged.
+  int64_t min_macs = int64_t{1} << 15;
   // bf16 weights and inputs, fp32 result (Options::precision "bf16", fused_linear.cc).
   bool bf16 = false;
 };
@@ -38,7 +39,7 @@ struct ConvOptions {
   bool bf16_output = false, bf16_input = false, bf16_other = false;
 };
 std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, const ConvOptions& o);
-std::unique_ptr<CompiledPartition> compileLinear(const FusionChain& chain, const Node& delegate_node,
+std::unique_ptr<CompiledPartition> compileLinear(const FusionChain& chain, const Partition& p,
                                                  const LinearOptions& options);
 
 // Index of `v` among the delegate node's inputs; throws when it is not one.

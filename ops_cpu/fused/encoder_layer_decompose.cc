@@ -199,7 +199,9 @@ void rewrite(Graph& g, const Layer& l) {
 size_t decomposeEncoderLayers(Graph& g, const PassContext&) { return rnn::fuseSteps(g, match, rewrite); }
 
 void registerEncoderLayerDecompose(PluginRegistrar& r) {
-  r.pass("decompose_encoder_layer", kPassOrderFuse, decomposeEncoderLayers,
+  // Before ops_quantized's reduce_precision (kPassOrderFuse - 50): the linear layers it
+  // spells out are then rewritten to int8 / fp16 like any other when a precision is asked.
+  r.pass("decompose_encoder_layer", kPassOrderFuse - 100, decomposeEncoderLayers,
          "aten::_transformer_encoder_layer_fwd with frozen weights and no mask -> linear, "
          "scaled_dot_product_attention, layer_norm, ... (so delegates claim its linear layers), behind a "
          "prim::If that keeps the fused node for calls with a mask");

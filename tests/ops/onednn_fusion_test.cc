@@ -455,7 +455,7 @@ TEST(OneDnnFusion, SmallLinearCallsStayOnBrisksKernels) {
     std::string detail;
     for (const NodeKernelInfo& k : m->kernelReport())
       if (k.op == kDelegateKind) detail = k.detail;
-    const std::string want = min_macs ? "packed per row count: 0 so far" : "packed per row count: 1 so far";
+    const std::string want = min_macs ? "0 row counts prepared so far" : "1 row counts prepared so far";
     EXPECT_NE(detail.find(want), std::string::npos) << detail;
   }
 }

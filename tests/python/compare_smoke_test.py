@@ -153,7 +153,7 @@ class QuickRun(unittest.TestCase):
         self.assertIn("| model | batch | eager | interpreter (frozen) | interpreter + optimize_for_inference | "
                       "Static Runtime | NativeRT | ep.module() (PT2) | ONNX Runtime | " + openvino + "brisk | brisk (PT2) | "
                       "brisk, no delegates | brisk, no elementwise fusion | brisk (PT2), int8_dynamic | "
-                      "brisk (PT2), fp16_weights | ONNX Runtime, quantize_dynamic int8 | " + openvino_bf16 +
+                      "brisk (PT2), fp16_weights | brisk (PT2), bf16 | ONNX Runtime, quantize_dynamic int8 | " + openvino_bf16 +
                       "brisk, C++ loop | best other runtime (µs) | brisk / best other | brisk (PT2) / ep.module() | "
                       "outputs agree |", md)
         self.assertIn("*brisk (PT2), int8_dynamic*: reduced precision", md)

@@ -137,9 +137,8 @@ PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime"
 OTHER_RUNTIMES = ["onnxruntime", "openvino", "inductor", "aotinductor"]
 # brisk on the TorchScript file, and on a PT2 archive of the same module and weights.
 BRISK_EXECUTORS = ["brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion"]
-# brisk's reduced-precision rows run the PT2 archive: torch.export spells every linear
-# layer out, where TorchScript keeps nn.TransformerEncoderLayer as one fused op that the
-# modes do not rewrite.
+# brisk's reduced-precision rows run the PT2 archive (the TorchScript file gives the same
+# layers: ops_cpu.decompose_encoder_layer spells out the one fused op it keeps).
 PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2", "brisk_int8", "brisk_fp16", "brisk_bf16"]
 # Reduced precision, by --precision: brisk's opt-in modes (ops_quantized) and the peers at
 # the same precision. They compute something other than fp32, so none is ever a "best
@@ -1038,7 +1037,7 @@ DESCRIPTIONS = collections.OrderedDict([
     ("brisk_fp16", "reduced precision (`--precision fp16`): the brisk binding on the PT2 archive with "
                    "`precision=[\"fp16_weights\"]` (linear layers on fp16 weights, fp32 arithmetic)"),
     ("brisk_bf16", "reduced precision (`--precision bf16`): the brisk binding on the PT2 archive with "
-                   "`precision=[\"bf16\"]` (convolutions in bf16 through the oneDNN delegate, fp32 accumulation)"),
+                   "`precision=[\"bf16\"]` (the oneDNN delegate's convolutions and linear layers in bf16, fp32 accumulation)"),
     ("onnxruntime_int8", "reduced precision (`--precision int8`): ONNX Runtime as above on the export "
                          "after `onnxruntime.quantization.quantize_dynamic` (QInt8 weights, per channel)"),
     ("openvino_bf16", "reduced precision (`--precision bf16`): OpenVINO as above with "
