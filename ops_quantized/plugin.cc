@@ -19,7 +19,16 @@ BRISK_PLUGIN(registrar) {
       "reduce_precision", kReducePrecisionOrder,
       [](brisk::Graph& g, const brisk::PassContext& ctx) -> size_t {
         std::vector<Mode> modes = requestedModes(ctx.options, ctx.model);
-        // bf16 alone: the onednn delegate's work (precision.h), nothing for fbgemm here.
+        // bf16 is the onednn delegate's work (precision.h): without it, bf16 changes nothing.
+        const auto& o = ctx.options;
+        if (std::find(modes.begin(), modes.end(), Mode::kBf16) != modes.end() &&
+            (!o.use_delegates || o.fallback_only ||
+             std::find(o.delegates.begin(), o.delegates.end(), "onednn") == o.delegates.end())) {
+          LOG_FIRST_N(WARNING, 1) << "brisk: " << ctx.model
+                                  << ": precision bf16 runs in the onednn delegate, which this Module does not use; "
+                                     "that part stays fp32";
+        }
+        // bf16 alone: nothing for fbgemm here.
         if (std::all_of(modes.begin(), modes.end(), [](Mode m) { return m == Mode::kBf16; })) return 0;
         if (!fbgemmRuns()) {
           LOG_FIRST_N(WARNING, 1) << "brisk: " << ctx.model

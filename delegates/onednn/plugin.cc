@@ -17,9 +17,7 @@
 namespace brisk::onednn {
 namespace {
 
-// Readers that keep an NHWC conv result as it is: oneDNN convolutions (the next
-// partition), and ops whose ATen kernels handle channels-last inputs (pooling,
-// elementwise, concatenation). Anything else (a view, the model's output) gets NCHW.
+// A convolution partition of this backend.
 bool isConvPartition(const Node& n) {
   if (n.kind() != kDelegateKind) return false;
   auto it = n.attributes().find(kDelegateBackendAttr);
@@ -47,6 +45,9 @@ bool flowsBf16(const Value* v) {
   return producer && isConvPartition(*producer) && everyReader(v, producer->owningBlock(), isConvPartition);
 }
 
+// Readers that keep an NHWC conv result as it is: oneDNN convolutions (the next
+// partition), and ops whose ATen kernels handle channels-last inputs (pooling,
+// elementwise, concatenation). Anything else (a view, the model's output) gets NCHW.
 bool takesNhwc(const Node& reader) {
   static const std::unordered_set<std::string> kOps = {
       "aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
@@ -58,7 +59,7 @@ bool takesNhwc(const Node& reader) {
 }
 
 // Options::precision asks for "bf16" (the ops_quantized plugin checks the names): the
-// convolutions run in bf16, where the CPU has bf16 arithmetic (AVX512_BF16, which AMX
+// convolutions and linear layers run in bf16, where the CPU has bf16 arithmetic (AVX512_BF16, which AMX
 // CPUs have too). Elsewhere oneDNN would emulate it, slower than fp32: they stay fp32,
 // with one warning.
 bool runsBf16(const DelegateContext& ctx) {
@@ -67,7 +68,8 @@ bool runsBf16(const DelegateContext& ctx) {
   static const bool native = __builtin_cpu_supports("avx512bf16");
   if (!native) {
     LOG_FIRST_N(WARNING, 1) << "brisk: " << ctx.model
-                            << ": precision bf16 needs a CPU with AVX512_BF16; the convolutions run in fp32";
+                            << ": precision bf16 needs a CPU with AVX512_BF16; the onednn delegate's convolutions and "
+                               "linear layers run in fp32";
   }
   return native;
 }
