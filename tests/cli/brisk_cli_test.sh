@@ -67,6 +67,11 @@ expect_ok "run while_model.pt --check" "^check: matches the TorchScript interpre
 expect_ok "inspect resnet18.pt --no-profile" "^passes: eliminate_dead_code=0 fold_constants=0 .*inplace_reuse=[1-9]"
 expect_ok "run multi_output --check" "^check: matches the TorchScript interpreter$"
 expect_ok "run mlp --check --fallback-only --no-default-plugins" "^check: matches the TorchScript interpreter$"
+# A reduced precision is checked against fp32 within the stated bound, and says so.
+expect_ok "run $ZOO/mlp.pt --inputs $ZOO/mlp.inputs2.pt --precision int8_dynamic --check" \
+  "^check: matches the TorchScript interpreter \(precision int8_dynamic: within 5% of the output's largest magnitude\)$"
+expect_ok "run resnet18 --precision bf16 --check" \
+  "^check: matches the TorchScript interpreter \(precision bf16: within 5% of the output's largest magnitude\)$"
 expect_ok "run" "^model: resnet18 " "^output: Tensor\[1, 1000\]"
 # Relative paths are relative to the user's directory under `bazel run`.
 cp "$ZOO/mlp.pt" "$TMP/copy.pt"
