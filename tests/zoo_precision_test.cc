@@ -77,6 +77,38 @@ std::pair<size_t, size_t> bf16Partitions(const Module& m) {
   return {bf16, chained};
 }
 
+// Runs `m` (in `mode`) and the fp32 `reference` on each of `file`'s input sets (".inputs.pt",
+// ...): twice, each within `bound` of fp32's output over its scale (0: fp32's own output),
+// the inputs left unchanged.
+void expectWithinBound(Module& reference, Module& m, const std::string& file, const std::string& mode,
+                       const std::vector<std::string>& sets, double bound) {
+  const std::string stem = file.substr(0, file.find('.'));
+  for (const std::string& set : sets) {
+    SCOPED_TRACE(set);
+    const ModelInputs in = loadInputs(zooFile(stem + set));
+    const ModelInputs copy = loadInputs(zooFile(stem + set));
+    const c10::IValue want = reference.run(in.args, in.kwargs);
+    for (int run = 0; run < 2; ++run) {
+      const double err = relativeError(m.run(in.args, in.kwargs), want);
+      if (bound > 0) {
+        EXPECT_LE(err, bound);
+      } else {
+        EXPECT_EQ(err, 0.0) << "fp32 in name only: the outputs must be fp32's";
+      }
+      if (run == 0) std::cout << file << " " << mode << " " << set << ": " << err << " of the output's scale\n";
+    }
+    for (size_t i = 0; i < in.args.size(); ++i)
+      if (in.args[i].isTensor()) EXPECT_TRUE(at::equal(in.args[i].toTensor(), copy.args[i].toTensor()));
+  }
+}
+
+// A test name from a zoo file name ("resnet18.pt2" -> "resnet18_pt2").
+std::string caseName(std::string file) {
+  for (char& ch : file)
+    if (ch == '.') ch = '_';
+  return file;
+}
+
 struct Case {
   std::string file;    // in the zoo
   bool second_inputs;  // the .inputs2.pt set too (not for PT2 programs exported for one shape)
@@ -87,7 +119,6 @@ class ZooPrecision : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ZooPrecision, WithinTheStatedBoundOfFp32) {
   const Case& c = GetParam();
-  const std::string stem = c.file.substr(0, c.file.find('.'));
   Options fp32;
   fp32.strict_inputs = false;
   auto reference = Module::load(zooFile(c.file), fp32);
@@ -105,19 +136,7 @@ TEST_P(ZooPrecision, WithinTheStatedBoundOfFp32) {
     }
     std::vector<std::string> sets = {".inputs.pt"};
     if (c.second_inputs) sets.push_back(".inputs2.pt");
-    for (const std::string& set : sets) {
-      SCOPED_TRACE(set);
-      const ModelInputs in = loadInputs(zooFile(stem + set));
-      const ModelInputs copy = loadInputs(zooFile(stem + set));
-      const c10::IValue want = reference->run(in.args, in.kwargs);
-      for (int run = 0; run < 2; ++run) {
-        const double err = relativeError(m->run(in.args, in.kwargs), want);
-        EXPECT_LE(err, bound);
-        if (run == 0) std::cout << c.file << " " << mode << " " << set << ": " << err << " of the output's scale\n";
-      }
-      for (size_t i = 0; i < in.args.size(); ++i)
-        if (in.args[i].isTensor()) EXPECT_TRUE(at::equal(in.args[i].toTensor(), copy.args[i].toTensor()));
-    }
+    expectWithinBound(*reference, *m, c.file, mode, sets, bound);
   }
 }
 
@@ -125,12 +144,7 @@ INSTANTIATE_TEST_SUITE_P(LinearModels, ZooPrecision,
                          ::testing::Values(Case{"mlp.pt", true, true}, Case{"deepandwide.pt", true, true},
                                            Case{"dlrm_tiny.pt", true, true}, Case{"lstm_tagger.pt", true, false},
                                            Case{"transformer.pt", true, true}, Case{"transformer.pt2", false, true}, Case{"bert_tiny.pt2", true, true}),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name = info.param.file;
-                           for (char& ch : name)
-                             if (ch == '.') ch = '_';
-                           return name;
-                         });
+                         [](const ::testing::TestParamInfo<Case>& info) { return caseName(info.param.file); });
 
 // mlp as a classifier: the top-1 class of 1,000 random inputs agrees with fp32.
 TEST(ZooPrecisionTop1, MlpAgreesWithFp32) {
@@ -160,7 +174,6 @@ class ZooBf16 : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ZooBf16, WithinTheStatedBoundOfFp32) {
   const ConvCase& c = GetParam();
-  const std::string stem = c.file.substr(0, c.file.find('.'));
   Options fp32;
   fp32.strict_inputs = false;
   auto reference = Module::load(zooFile(c.file), fp32);
@@ -174,24 +187,7 @@ TEST_P(ZooBf16, WithinTheStatedBoundOfFp32) {
   } else {
     EXPECT_EQ(bf16, 0u) << "bf16 on a CPU without AVX512_BF16";
   }
-  for (const std::string& set : c.input_sets) {
-    SCOPED_TRACE(set);
-    const ModelInputs in = loadInputs(zooFile(stem + set));
-    const ModelInputs copy = loadInputs(zooFile(stem + set));
-    const c10::IValue want = reference->run(in.args, in.kwargs);
-    for (int run = 0; run < 2; ++run) {
-      const c10::IValue got = m->run(in.args, in.kwargs);
-      const double err = relativeError(got, want);
-      if (cpuHasBf16()) {
-        EXPECT_LE(err, kBf16Bound);
-      } else {
-        EXPECT_EQ(err, 0.0) << "fp32 in name only: the outputs must be fp32's";
-      }
-      if (run == 0) std::cout << c.file << " bf16 " << set << ": " << err << " of the output's scale\n";
-    }
-    for (size_t i = 0; i < in.args.size(); ++i)
-      if (in.args[i].isTensor()) EXPECT_TRUE(at::equal(in.args[i].toTensor(), copy.args[i].toTensor()));
-  }
+  expectWithinBound(*reference, *m, c.file, "bf16", c.input_sets, cpuHasBf16() ? kBf16Bound : 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -201,12 +197,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ConvCase{"mobilenet_v2.pt", {".inputs.pt", ".b8.inputs.pt"}},
                       ConvCase{"mobilenet_v2.pt2", {".inputs.pt"}},
                       ConvCase{"inception_nofork.pt", {".inputs.pt", ".inputs2.pt"}}),
-    [](const ::testing::TestParamInfo<ConvCase>& info) {
-      std::string name = info.param.file;
-      for (char& ch : name)
-        if (ch == '.') ch = '_';
-      return name;
-    });
+    [](const ::testing::TestParamInfo<ConvCase>& info) { return caseName(info.param.file); });
 
 // The conv classifiers: top-1 agreement with fp32 over 1,000 random images (in batches
 // of 50, so the activations stay small).

@@ -247,35 +247,29 @@ class FusedConv final : public CompiledPartition {
   }
 
   // The convolution's source for input `x0`: NHWC in the compute type, bound to b.src.
-  // An fp32 NHWC input is used as it is; otherwise it is converted once (and rounded to
-  // bf16 in bf16 mode) into a temporary the memory plan serves.
+  // An input already in that type and order is used as it is (a strided view through
+  // ATen's copy); otherwise it is converted once (and rounded to bf16 in bf16 mode)
+  // into a temporary the memory plan serves.
   at::Tensor source(const at::Tensor& x0, const ConvPlan& p, BoundPlan& b, ConvState& st) const {
     constexpr auto kCl = at::MemoryFormat::ChannelsLast;
-    at::Tensor x;
-    if (x0.is_contiguous(kCl) || !x0.is_contiguous() || x0.scalar_type() == at::kBFloat16) {
-      // NHWC already, or a strided view (ATen's copy makes it NHWC), or bf16 from the
-      // previous partition (NHWC).
-      const at::Tensor nhwc = x0.is_contiguous(kCl) ? x0 : x0.contiguous(kCl);
-      if (!bf16_ || x0.scalar_type() == at::kBFloat16) {
-        x = nhwc;
-      } else {
-        x = at::empty(x0.sizes(), x0.options().dtype(at::kBFloat16).memory_format(kCl));
-        b.nhwc_f32_src.set_data_handle(nhwc.data_ptr());
-        b.src.set_data_handle(x.data_ptr());
-        st.reorder(p.to_bf16, b.nhwc_f32_src, b.src);
-      }
-    } else {  // NCHW
-      x = at::empty(x0.sizes(), x0.options().dtype(bf16_ ? at::kBFloat16 : at::kFloat).memory_format(kCl));
-      if (!bf16_ && ownTranspose(x0.size(1))) {
-        out::transposePlanes(x0.data_ptr<float>(), x.data_ptr<float>(), x0.size(0), x0.size(1),
-                             x0.size(2) * x0.size(3));
-      } else {
-        b.nchw_src.set_data_handle(x0.data_ptr());
-        b.src.set_data_handle(x.data_ptr());
-        st.reorder(p.to_nhwc, b.nchw_src, b.src);
-      }
+    const bool nchw = x0.is_contiguous() && !x0.is_contiguous(kCl);
+    if (x0.scalar_type() == at::kBFloat16 || (!bf16_ && !nchw)) {  // bf16 arrives NHWC from a bf16 partition
+      const at::Tensor x = x0.contiguous(kCl);
+      b.src.set_data_handle(x.data_ptr());
+      return x;
     }
+    const at::Tensor x = at::empty(x0.sizes(), x0.options().dtype(bf16_ ? at::kBFloat16 : at::kFloat).memory_format(kCl));
     b.src.set_data_handle(x.data_ptr());
+    if (!nchw) {  // bf16 mode: an fp32 NHWC input (or ATen's NHWC copy of a strided view)
+      const at::Tensor nhwc = x0.contiguous(kCl);
+      b.nhwc_f32_src.set_data_handle(nhwc.data_ptr());
+      st.reorder(p.to_bf16, b.nhwc_f32_src, b.src);
+    } else if (!bf16_ && ownTranspose(x0.size(1))) {
+      out::transposePlanes(x0.data_ptr<float>(), x.data_ptr<float>(), x0.size(0), x0.size(1), x0.size(2) * x0.size(3));
+    } else {
+      b.nchw_src.set_data_handle(x0.data_ptr());
+      st.reorder(p.to_nhwc, b.nchw_src, b.src);
+    }
     return x;
   }
 
