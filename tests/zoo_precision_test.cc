@@ -72,7 +72,7 @@ std::pair<size_t, size_t> bf16Partitions(const Module& m) {
         k.detail.find("oneDNN matmul in bf16") == std::string::npos)
       continue;
     ++bf16;
-    chained += k.detail.find("input: nhwc bf16 (from a bf16 partition)") != std::string::npos;
+    chained += k.detail.find("input: nhwc bf16 from a convolution partition") != std::string::npos;
   }
   return {bf16, chained};
 }

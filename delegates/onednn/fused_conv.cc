@@ -50,6 +50,48 @@ constexpr auto bf16 = dnnl::memory::data_type::bf16;
 // no 8x8 blocks: oneDNN's reorder.
 bool ownTranspose(int64_t channels) { return channels >= 8 && at::get_num_threads() == 1; }
 
+// How an activation tensor is laid out: plain NCHW or NHWC (4-d), or oneDNN's blocked
+// nChw{8,16}c, carried between two convolution partitions as a contiguous 5-d tensor
+// [N, ceil(C / block), H, W, block] (channels padded with zeros to whole blocks).
+enum class Layout { kNchw = 0, kNhwc = 1, kBlocked = 2 };
+constexpr size_t kLayouts = 3;
+
+tag tagOf(Layout l, int64_t block) {
+  if (l == Layout::kNchw) return tag::nchw;
+  if (l == Layout::kNhwc) return tag::nhwc;
+  return block == 16 ? tag::nChw16c : tag::nChw8c;
+}
+
+const char* layoutName(Layout l, int64_t block) {
+  if (l == Layout::kNchw) return "nchw";
+  if (l == Layout::kNhwc) return "nhwc";
+  return block == 16 ? "nChw16c" : "nChw8c";
+}
+
+dnnl::memory::data_type dnnlType(at::ScalarType t) { return t == at::kBFloat16 ? bf16 : f32; }
+
+// A buffer of md's size from the c10 allocator, which brisk serves from its plan.
+at::Tensor bufferFor(const dnnl::memory::desc& md, const at::Tensor& like) {
+  return at::empty({static_cast<int64_t>(md.get_size())}, like.options().dtype(at::kByte));
+}
+
+// A tensor that arrives in a layout other than the one the primitive reads: its
+// description as it arrives, and the reorder into the primitive's. `needed` false: it
+// is read as it is.
+struct Conversion {
+  bool needed = false;
+  dnnl::memory::desc from;
+  dnnl::reorder reorder;
+};
+
+Conversion conversion(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  Conversion c;
+  c.from = from;
+  c.needed = from != to;
+  if (c.needed) c.reorder = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), from, cpuEngine(), to));
+  return c;
+}
+
 // The primitive and packed weight for one input shape. `ok` false: oneDNN has no
 // kernel for it, and the nested block runs instead.
 struct ConvPlan {
@@ -62,24 +104,23 @@ struct ConvPlan {
   bool split = false;
   dnnl::convolution_forward dw_prim;
   dnnl::memory::desc mid;
-  dnnl::memory::desc src, dst;
-  std::optional<dnnl::memory::desc> other;  // the residual add's operand
+  dnnl::memory::desc src, dst;              // as the primitive reads and writes them
+  std::optional<dnnl::memory::desc> other;  // the residual add's operand, likewise
   size_t scratch_bytes = 0;
-  // Layout conversions at the partition's edges: oneDNN's reorders run 2-3x faster than
-  // ATen's contiguous(channels_last) on these shapes (a 3-channel 224x224 image, b8:
-  // 326 vs 856 us on Zen 3).
-  dnnl::memory::desc nchw_src, nchw_dst;
-  dnnl::reorder to_nhwc;    // an NCHW-contiguous input (to bf16 too, in bf16 mode)
-  dnnl::reorder from_nhwc;  // the result, when a reader needs NCHW
-  // bf16 mode: an NHWC fp32 input, rounded to the bf16 source.
-  dnnl::memory::desc nhwc_f32_src;
-  dnnl::reorder to_bf16;
+  // The source and the residual per layout they may arrive in (Layout's index). A 5-d
+  // input shape arrives blocked; a 4-d one NCHW or NHWC. oneDNN's reorders run 2-3x
+  // faster than ATen's contiguous(channels_last) on these shapes (a 3-channel 224x224
+  // image, b8: 326 vs 856 us on Zen 3).
+  std::array<Conversion, kLayouts> x_from, other_from;
+  dnnl::memory::desc nchw_dst;
+  dnnl::reorder to_nchw;  // the result, when a reader needs NCHW
 };
 
 // A Runtime's memory objects for one plan: rebound to the call's tensors each call.
 struct BoundPlan {
   const ConvPlan* plan = nullptr;
-  dnnl::memory src, dst, other, scratch, nchw_src, nchw_dst, mid, nhwc_f32_src;
+  dnnl::memory src, dst, other, scratch, mid, nchw_dst;
+  std::array<dnnl::memory, kLayouts> x_from, other_from;
 };
 
 struct ConvState final : DnnlState {
@@ -96,6 +137,10 @@ class FusedConv final : public CompiledPartition {
         bf16_output_(o.bf16 && o.bf16_output),
         x_type_(o.bf16 && o.bf16_input ? at::kBFloat16 : at::kFloat),
         other_type_(o.bf16 && o.bf16_other ? at::kBFloat16 : at::kFloat),
+        block_(o.block),
+        blocked_(o.block > 0 && o.blocked_output),
+        x_blocked_(o.block > 0 && o.blocked_input),
+        other_blocked_(o.block > 0 && o.blocked_other),
         conv_(*c.nodes[0], c.bn, partition.releasable) {
     const Node& node = partition.node;
     if (c.dw) dw_ = std::make_unique<ConvWeights>(*c.dw, c.dw_bn, partition.releasable);
@@ -113,13 +158,16 @@ class FusedConv final : public CompiledPartition {
 
   bool run(KernelContext& ctx, KernelState* state) const override {
     if (serve(ctx, *static_cast<ConvState*>(state))) return true;
-    // The nested block is fp32 throughout: a bf16 value from the previous partition
-    // would reach ATen's convolution with fp32 weights. Graph-consistent shapes never
-    // get here (the producer served the same geometry); say so plainly if one does.
-    if (x_type_ == at::kBFloat16 || other_type_ == at::kBFloat16)
-      throw std::runtime_error("onednn: a bf16 input of shape " + c10::str(ctx.tensor(x_input_).sizes()) +
-                               " that this convolution partition cannot serve (its fp32 fallback cannot take bf16); "
-                               "run without precision bf16");
+    // The nested block is fp32 NCHW/NHWC throughout: a bf16 or blocked value from the
+    // previous partition would reach ATen's convolution as it is. Graph-consistent
+    // shapes never get here (the producer served the same geometry); say so plainly if
+    // one does.
+    const bool own_input = ctx.tensor(x_input_).dim() == 5 || (other_input_ >= 0 && ctx.tensor(other_input_).dim() == 5);
+    if (x_type_ == at::kBFloat16 || other_type_ == at::kBFloat16 || own_input)
+      throw std::runtime_error("onednn: an input of shape " + c10::str(ctx.tensor(x_input_).sizes()) +
+                               " in the layout or type another convolution partition made for this one, which this "
+                               "partition cannot serve (its fallback cannot take it); run with "
+                               "--plugin-option onednn.blocked_layout=false, or without precision bf16");
     conv_.weights->restoreDense();  // the nested block reads the dense weights next
     if (dw_) dw_->weights->restoreDense();
     return false;
@@ -129,8 +177,9 @@ class FusedConv final : public CompiledPartition {
     std::ostringstream os;
     os << chain_ << " " << geometry(conv_);
     if (dw_) os << ", depthwise " << geometry(*dw_);
-    os << " (oneDNN convolution" << (bf16_ ? " in bf16" : "") << ", " << plans_->shapes() << " input shapes prepared so far, "
-       << conv_.weights->formats() << " packed weight formats"
+    os << " (oneDNN convolution" << (bf16_ ? " in bf16" : "") << " in "
+       << layoutName(blocked_ ? Layout::kBlocked : Layout::kNhwc, block_) << ", " << plans_->shapes()
+       << " input shapes prepared so far, " << conv_.weights->formats() << " packed weight formats"
        << (conv_.weights->denseReleased() ? ", dense weight freed" : "");
     if (dw_)
       os << ", depthwise step fused into the 1x1 kernel for "
@@ -139,35 +188,71 @@ class FusedConv final : public CompiledPartition {
     return os.str();
   }
   std::vector<std::string> edgeConversions() const override {
-    std::vector<std::string> c{x_type_ == at::kBFloat16 ? "input: nhwc bf16 (from a bf16 partition)"
-                               : bf16_                  ? "input: to nhwc bf16"
-                                                        : "input: to nhwc unless already nhwc"};
-    if (other_type_ == at::kBFloat16) c.push_back("residual: nhwc bf16 (from a bf16 partition)");
-    c.push_back(bf16_output_ ? "output: nhwc bf16" : nhwc_output_ ? "output: nhwc" : "output: nhwc -> nchw");
+    const std::string compute = layoutName(blocked_ ? Layout::kBlocked : Layout::kNhwc, block_);
+    const std::string type = bf16_ ? " bf16" : "";
+    std::vector<std::string> c;
+    if (x_blocked_ || x_type_ == at::kBFloat16)
+      c.push_back("input: " + std::string(layoutName(x_blocked_ ? Layout::kBlocked : Layout::kNhwc, block_)) +
+                  (x_type_ == at::kBFloat16 ? " bf16" : "") + " from a convolution partition" +
+                  (x_blocked_ == blocked_ ? "" : ", to " + compute + type));
+    else
+      c.push_back("input: to " + compute + type + " unless already " + compute + type);
+    if (other_input_ >= 0 && (other_blocked_ || other_type_ == at::kBFloat16))
+      c.push_back("residual: " + std::string(layoutName(other_blocked_ ? Layout::kBlocked : Layout::kNhwc, block_)) +
+                  (other_type_ == at::kBFloat16 ? " bf16" : "") + " from a convolution partition" +
+                  (other_blocked_ == blocked_ ? "" : ", to " + compute));
+    else if (other_input_ >= 0 && blocked_)
+      c.push_back("residual: to " + compute);
+    const std::string out_type = bf16_output_ ? " bf16" : "";
+    c.push_back(blocked_ ? "output: " + compute + out_type + " (read by convolution partitions only)"
+                : nhwc_output_ ? "output: nhwc" + out_type
+                               : "output: nhwc -> nchw");
     return c;
   }
   bool outputPlannable() const override { return true; }
 
  private:
+  // The layout `t` arrives in, or nullopt when this partition does not serve it. A
+  // blocked (5-d) tensor is taken only where the graph says one comes (`blocked`).
+  std::optional<Layout> arrival(const at::Tensor& t, at::ScalarType type, bool blocked) const {
+    if (t.scalar_type() != type || t.layout() != at::kStrided || !t.is_cpu()) return std::nullopt;
+    if (t.dim() == 5)
+      return blocked && t.size(4) == block_ && t.is_contiguous() ? std::optional<Layout>(Layout::kBlocked) : std::nullopt;
+    if (t.dim() != 4) return std::nullopt;
+    return t.is_contiguous() && !t.is_contiguous(at::MemoryFormat::ChannelsLast) ? Layout::kNchw : Layout::kNhwc;
+  }
+  // The logical NCHW sizes of `t`, which arrives in layout `l` with `channels` channels.
+  static std::array<int64_t, 4> logical(const at::Tensor& t, Layout l, int64_t channels) {
+    return {t.size(0), l == Layout::kBlocked ? channels : t.size(1), t.size(2), t.size(3)};
+  }
+  int64_t blocks(int64_t channels) const { return (channels + block_ - 1) / block_; }
+
   // The partition's work; false, having written nothing, for inputs it does not serve.
   bool serve(KernelContext& ctx, ConvState& st) const {
     const at::Tensor& x0 = ctx.tensor(x_input_);
-    if (x0.dim() != 4 || x0.scalar_type() != x_type_ || x0.layout() != at::kStrided || !x0.is_cpu() ||
-        x0.size(1) != conv_.in_channels || x0.numel() == 0)
-      return false;
-    int64_t oh = conv_.outSize(x0.size(2), 0), ow = conv_.outSize(x0.size(3), 1);
+    const std::optional<Layout> xl = arrival(x0, x_type_, x_blocked_);
+    if (!xl || x0.numel() == 0) return false;
+    if (*xl == Layout::kBlocked ? x0.size(1) != blocks(conv_.in_channels) : x0.size(1) != conv_.in_channels) return false;
+    const std::array<int64_t, 4> xs = logical(x0, *xl, conv_.in_channels);
+    int64_t oh = conv_.outSize(xs[2], 0), ow = conv_.outSize(xs[3], 1);
     if (dw_) {
       oh = dw_->outSize(oh, 0);
       ow = dw_->outSize(ow, 1);
     }
     if (oh < 1 || ow < 1) return false;
     const int64_t out_channels = conv_.out_channels;  // a depthwise step keeps them
+    const std::array<int64_t, 4> out{xs[0], out_channels, oh, ow};
     at::Tensor other;
+    Layout ol = Layout::kNhwc;
     if (other_input_ >= 0) {
       const at::Tensor& o = ctx.tensor(other_input_);
-      if (o.scalar_type() != other_type_ || o.layout() != at::kStrided || !o.is_cpu()) return false;
-      const std::array<int64_t, 4> out{x0.size(0), out_channels, oh, ow};
-      if (!o.sizes().equals(out)) {
+      const std::optional<Layout> l = arrival(o, other_type_, other_blocked_);
+      if (!l) return false;
+      if (*l == Layout::kBlocked) {
+        if (o.size(0) != out[0] || o.size(1) != blocks(out_channels) || o.size(2) != oh || o.size(3) != ow) return false;
+        other = o;
+        ol = Layout::kBlocked;
+      } else if (!o.sizes().equals(out)) {
         // A broadcasting add runs brisk's kernels, unless the operand came in bf16: the
         // nested block (fp32) cannot take that, so an operand that broadcasts to the
         // result is expanded here (the add's result has the result's shape either way).
@@ -182,19 +267,29 @@ class FusedConv final : public CompiledPartition {
     if (!p.ok) return false;
     BoundPlan& b = st.bound[slot];
     if (b.plan != &p || slot == ShapeCache<ConvPlan>::kSlots) bind(b, p);
-    const at::Tensor x = source(x0, p, b, st);
-    at::Tensor y = at::empty({x.size(0), out_channels, oh, ow},
-                             x0.options()
-                                 .dtype(bf16_output_ ? at::kBFloat16 : at::kFloat)
-                                 .memory_format(at::MemoryFormat::ChannelsLast));
+    const at::Tensor x = source(x0, *xl, p, b, st);
+    const auto out_type = bf16_output_ ? at::kBFloat16 : at::kFloat;
+    at::Tensor y = blocked_ ? at::empty({out[0], blocks(out_channels), oh, ow, block_}, x0.options().dtype(out_type))
+                            : at::empty(out, x0.options().dtype(out_type).memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
     if (scratch.defined()) b.scratch.set_data_handle(scratch.data_ptr());
     b.dst.set_data_handle(y.data_ptr());
     at::Tensor mid;
     if (p.split) {
-      mid = at::empty({x.size(0), out_channels, conv_.outSize(x.size(2), 0), conv_.outSize(x.size(3), 1)},
-                      x.options().memory_format(at::MemoryFormat::ChannelsLast));  // x's type: the compute type
+      mid = bufferFor(p.mid, x);
       b.mid.set_data_handle(mid.data_ptr());
+    }
+    at::Tensor other_converted;
+    if (other.defined()) {
+      const Conversion& c = p.other_from[static_cast<size_t>(ol)];
+      if (c.needed) {
+        other_converted = bufferFor(*p.other, x);
+        b.other_from[static_cast<size_t>(ol)].set_data_handle(other.data_ptr());
+        b.other.set_data_handle(other_converted.data_ptr());
+        st.reorder(c.reorder, b.other_from[static_cast<size_t>(ol)], b.other);
+      } else {
+        b.other.set_data_handle(other.data_ptr());
+      }
     }
     dnnl_exec_arg_t args[8];
     int n = 0;
@@ -203,10 +298,7 @@ class FusedConv final : public CompiledPartition {
     args[n++] = {DNNL_ARG_DST, p.split ? b.mid.get() : b.dst.get()};
     if (conv_.bias.defined()) args[n++] = {DNNL_ARG_BIAS, conv_.bias_mem.get()};
     if (scratch.defined()) args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
-    if (other.defined()) {
-      b.other.set_data_handle(other.data_ptr());
-      args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, b.other.get()};
-    }
+    if (other.defined()) args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, b.other.get()};
     if (dw_ && !p.split) {
       args[n++] = {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, p.dw_weights.get()};
       if (dw_->bias.defined()) args[n++] = {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, dw_->bias_mem.get()};
@@ -221,7 +313,7 @@ class FusedConv final : public CompiledPartition {
       if (scratch.defined()) args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
       st.execute(p.dw_prim, args, n);
     }
-    if (nhwc_output_) {
+    if (blocked_ || nhwc_output_) {
       ctx.output(0) = std::move(y);
     } else {
       at::Tensor nchw = at::empty(y.sizes(), y.options().memory_format(at::MemoryFormat::Contiguous));
@@ -229,7 +321,7 @@ class FusedConv final : public CompiledPartition {
         out::transposePlanes(y.data_ptr<float>(), nchw.data_ptr<float>(), y.size(0), oh * ow, out_channels);
       } else {
         b.nchw_dst.set_data_handle(nchw.data_ptr());
-        st.reorder(p.from_nhwc, b.dst, b.nchw_dst);
+        st.reorder(p.to_nchw, b.dst, b.nchw_dst);
       }
       ctx.output(0) = std::move(nchw);
     }
@@ -246,31 +338,28 @@ class FusedConv final : public CompiledPartition {
     return true;
   }
 
-  // The convolution's source for input `x0`: NHWC in the compute type, bound to b.src.
-  // An input already in that type and order is used as it is (a strided view through
-  // ATen's copy); otherwise it is converted once (and rounded to bf16 in bf16 mode)
-  // into a temporary the memory plan serves.
-  at::Tensor source(const at::Tensor& x0, const ConvPlan& p, BoundPlan& b, ConvState& st) const {
-    constexpr auto kCl = at::MemoryFormat::ChannelsLast;
-    const bool nchw = x0.is_contiguous() && !x0.is_contiguous(kCl);
-    if (x0.scalar_type() == at::kBFloat16 || (!bf16_ && !nchw)) {  // bf16 arrives NHWC from a bf16 partition
-      const at::Tensor x = x0.contiguous(kCl);
+  // The convolution's source for input `x0`, which arrives in layout `l`, bound to
+  // b.src. An input already as the primitive reads it is used as it is (an NHWC
+  // strided view through ATen's copy); otherwise it is converted once into a
+  // temporary the memory plan serves.
+  at::Tensor source(const at::Tensor& x0, Layout l, const ConvPlan& p, BoundPlan& b, ConvState& st) const {
+    const at::Tensor x = l == Layout::kNhwc ? x0.contiguous(at::MemoryFormat::ChannelsLast) : x0;
+    const Conversion& c = p.x_from[static_cast<size_t>(l)];
+    if (!c.needed) {
       b.src.set_data_handle(x.data_ptr());
       return x;
     }
-    const at::Tensor x = at::empty(x0.sizes(), x0.options().dtype(bf16_ ? at::kBFloat16 : at::kFloat).memory_format(kCl));
-    b.src.set_data_handle(x.data_ptr());
-    if (!nchw) {  // bf16 mode: an fp32 NHWC input (or ATen's NHWC copy of a strided view)
-      const at::Tensor nhwc = x0.contiguous(kCl);
-      b.nhwc_f32_src.set_data_handle(nhwc.data_ptr());
-      st.reorder(p.to_bf16, b.nhwc_f32_src, b.src);
-    } else if (!bf16_ && ownTranspose(x0.size(1))) {
-      out::transposePlanes(x0.data_ptr<float>(), x.data_ptr<float>(), x0.size(0), x0.size(1), x0.size(2) * x0.size(3));
+    at::Tensor converted = bufferFor(p.src, x);
+    b.src.set_data_handle(converted.data_ptr());
+    if (l == Layout::kNchw && p.src == dnnl::memory::desc(c.from.get_dims(), f32, tag::nhwc) &&
+        ownTranspose(x.size(1))) {
+      out::transposePlanes(x.data_ptr<float>(), static_cast<float*>(converted.data_ptr()), x.size(0), x.size(1),
+                           x.size(2) * x.size(3));
     } else {
-      b.nchw_src.set_data_handle(x0.data_ptr());
-      st.reorder(p.to_nhwc, b.nchw_src, b.src);
+      b.x_from[static_cast<size_t>(l)].set_data_handle(x.data_ptr());
+      st.reorder(c.reorder, b.x_from[static_cast<size_t>(l)], b.src);
     }
-    return x;
+    return converted;
   }
 
   static std::string geometry(const ConvWeights& w) {
@@ -287,36 +376,44 @@ class FusedConv final : public CompiledPartition {
     b.plan = &p;
     b.src = unboundMemory(p.src);
     b.dst = unboundMemory(p.dst);
-    b.nchw_src = unboundMemory(p.nchw_src);
     b.nchw_dst = unboundMemory(p.nchw_dst);
-    if (p.to_bf16) b.nhwc_f32_src = unboundMemory(p.nhwc_f32_src);
+    for (size_t l = 0; l < kLayouts; ++l) {
+      if (p.x_from[l].needed) b.x_from[l] = unboundMemory(p.x_from[l].from);
+      if (p.other_from[l].needed) b.other_from[l] = unboundMemory(p.other_from[l].from);
+    }
     if (p.other) b.other = unboundMemory(*p.other);
     if (p.split) b.mid = unboundMemory(p.mid);
     if (p.scratch_bytes)
       b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
   }
 
-  // Built on a Runtime's first call with input sizes `x`, kept for the Module's life.
-  std::unique_ptr<const ConvPlan> plan(c10::IntArrayRef x) const {
+  // Built on a Runtime's first call with input sizes `key` (4-d, or 5-d for a blocked
+  // input), kept for the Module's life.
+  std::unique_ptr<const ConvPlan> plan(c10::IntArrayRef key) const {
     auto p = std::make_unique<ConvPlan>();
-    const dims src{x[0], x[1], x[2], x[3]};
-    const dims mid{x[0], conv_.out_channels, conv_.outSize(x[2], 0), conv_.outSize(x[3], 1)};
-    const dims dst = dw_ ? dims{x[0], conv_.out_channels, dw_->outSize(mid[2], 0), dw_->outSize(mid[3], 1)} : mid;
-    // The source (and a split depthwise step's intermediate) in the compute type. The
-    // bias is fp32, and so are the result and the residual (oneDNN accumulates in fp32
-    // and writes fp32 from a bf16 kernel) unless they pass between two bf16 partitions.
+    const bool blocked_key = key.size() == 5;
+    const dims src{key[0], conv_.in_channels, key[2], key[3]};
+    const dims mid{key[0], conv_.out_channels, conv_.outSize(key[2], 0), conv_.outSize(key[3], 1)};
+    const dims dst = dw_ ? dims{key[0], conv_.out_channels, dw_->outSize(mid[2], 0), dw_->outSize(mid[3], 1)} : mid;
+    // The primitive reads and writes one layout (oneDNN has only its reference kernels
+    // for a mix): blocked where the result goes on to other convolution partitions,
+    // NHWC otherwise. One exception: a source of few channels (an RGB image) arriving
+    // NCHW is read as it is into a blocked result, as oneDNN's direct kernels do.
+    // The source (and a split depthwise step's intermediate) is in the compute type.
+    // The bias is fp32, and so are the result and the residual (oneDNN accumulates in
+    // fp32 and writes fp32 from a bf16 kernel) unless they pass between two bf16
+    // partitions.
     const auto cdt = bf16_ ? bf16 : f32;
-    p->src = dnnl::memory::desc(src, cdt, tag::nhwc);
-    p->dst = dnnl::memory::desc(dst, bf16_output_ ? bf16 : f32, tag::nhwc);
-    p->nchw_src = dnnl::memory::desc(src, f32, tag::nchw);
-    p->nchw_dst = dnnl::memory::desc(dst, f32, tag::nchw);
-    p->to_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->nchw_src, cpuEngine(), p->src));
-    if (bf16_) {
-      p->nhwc_f32_src = dnnl::memory::desc(src, f32, tag::nhwc);
-      p->to_bf16 = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->nhwc_f32_src, cpuEngine(), p->src));
+    const tag ct = tagOf(blocked_ ? Layout::kBlocked : Layout::kNhwc, block_);
+    p->dst = dnnl::memory::desc(dst, bf16_output_ ? bf16 : f32, ct);
+    if (other_input_ >= 0) {
+      const auto odt = dnnlType(other_type_);
+      p->other = dnnl::memory::desc(dst, odt, ct);
+      p->other_from[static_cast<size_t>(Layout::kNhwc)] = conversion(dnnl::memory::desc(dst, odt, tag::nhwc), *p->other);
+      if (other_blocked_)
+        p->other_from[static_cast<size_t>(Layout::kBlocked)] =
+            conversion(dnnl::memory::desc(dst, odt, tagOf(Layout::kBlocked, block_)), *p->other);
     }
-    if (!nhwc_output_) p->from_nhwc = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), p->nchw_dst));
-    if (other_input_ >= 0) p->other = dnnl::memory::desc(dst, other_type_ == at::kBFloat16 ? bf16 : f32, tag::nhwc);
     // The anchor's own post-ops. (A dnnl::post_ops copy shares its object: each list is
     // built afresh.)
     auto anchorOps = [&] {
@@ -325,6 +422,24 @@ class FusedConv final : public CompiledPartition {
       appendUnary(ops, unary_);
       return ops;
     };
+    p->src = dnnl::memory::desc(src, cdt, ct);
+    if (blocked_ && !bf16_ && !blocked_key && !dw_ && conv_.in_channels < 8) {
+      const dnnl::memory::desc planar(src, f32, tag::nchw);
+      if (auto pd = convPd(conv_, planar, p->dst, anchorOps()); pd && std::string(pd->impl_info_str()).rfind("ref", 0) != 0)
+        p->src = planar;
+    }
+    const auto xdt = dnnlType(x_type_);
+    if (blocked_key) {
+      p->x_from[static_cast<size_t>(Layout::kBlocked)] =
+          conversion(dnnl::memory::desc(src, xdt, tagOf(Layout::kBlocked, block_)), p->src);
+    } else {
+      p->x_from[static_cast<size_t>(Layout::kNchw)] = conversion(dnnl::memory::desc(src, xdt, tag::nchw), p->src);
+      p->x_from[static_cast<size_t>(Layout::kNhwc)] = conversion(dnnl::memory::desc(src, xdt, tag::nhwc), p->src);
+    }
+    if (!blocked_ && !nhwc_output_) {
+      p->nchw_dst = dnnl::memory::desc(dst, f32, tag::nchw);
+      p->to_nchw = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), p->nchw_dst));
+    }
     const dnnl::post_ops ops = anchorOps();
     if (dw_) {
       // The fused kernel, when oneDNN has one for this shape (not its reference chaining).
@@ -341,7 +456,7 @@ class FusedConv final : public CompiledPartition {
         return p;
       }
       p->split = true;
-      p->mid = dnnl::memory::desc(mid, cdt, tag::nhwc);
+      p->mid = dnnl::memory::desc(mid, cdt, ct);
       dnnl::post_ops dw_ops;
       appendUnary(dw_ops, dw_unary_);
       auto dw_pd = convPd(*dw_, p->mid, p->dst, dw_ops);
@@ -382,6 +497,9 @@ class FusedConv final : public CompiledPartition {
   bool bf16_;                        // source and weights in bf16 (ConvOptions)
   bool bf16_output_;                 // the result in bf16 too
   at::ScalarType x_type_, other_type_;  // what the source and residual arrive as
+  int64_t block_;                    // ConvOptions::block
+  bool blocked_;                     // compute (and leave the result) in the blocked layout
+  bool x_blocked_, other_blocked_;   // the source / residual come blocked from a partition
   ConvWeights conv_;                 // batch norm folded
   std::unique_ptr<ConvWeights> dw_;  // the fused depthwise step, or null
   Unary unary_, dw_unary_;

@@ -37,6 +37,13 @@ struct ConvOptions {
   // from such a partition. The producer and its readers decide it from the same graph
   // (plugin.cc), so the types agree.
   bool bf16_output = false, bf16_input = false, bf16_other = false;
+  // The channel block (16 with AVX-512, else 8) of oneDNN's blocked layout nChw{16,8}c,
+  // in which a result passes from one convolution partition to the next (as a 5-d
+  // tensor [N, ceil(C / block), H, W, block]); 0: such results stay NHWC. The blocked
+  // kernels are much faster on memory-bound convolutions (depthwise, few channels). As
+  // with bf16, the producer and its readers decide it from the same graph.
+  int64_t block = 0;
+  bool blocked_output = false, blocked_input = false, blocked_other = false;
 };
 std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, const ConvOptions& o);
 std::unique_ptr<CompiledPartition> compileLinear(const FusionChain& chain, const Partition& p,

@@ -13,50 +13,10 @@
 #include "delegates/onednn/dnnl_runtime.h"
 #include "delegates/onednn/fused_ops.h"
 #include "delegates/onednn/fusion_chain.h"
+#include "delegates/onednn/layout_flow.h"
 
 namespace brisk::onednn {
 namespace {
-
-// A convolution partition of this backend.
-bool isConvPartition(const Node& n) {
-  if (n.kind() != kDelegateKind) return false;
-  auto it = n.attributes().find(kDelegateBackendAttr);
-  if (it == n.attributes().end() || it->second.toStringRef() != "onednn") return false;
-  return anchorKind(*n.block(0)->nodes().front()) == Anchor::kConv;
-}
-
-// Every read of `v` is by a node of `block` that `pred` accepts: a block return is not
-// one, and a read nested in a node's block counts as that node's (the nodes of a
-// partition read outer values directly).
-template <class Pred>
-bool everyReader(const Value* v, const Block* block, Pred pred) {
-  for (const Use& u : v->uses()) {
-    const Node* reader = u.user ? u.user->enclosingNodeIn(block) : nullptr;
-    if (!reader || !pred(*reader)) return false;
-  }
-  return true;
-}
-
-// In bf16 mode a convolution partition's result stays bf16 when only convolution
-// partitions read it (as source or residual): no fp32 round trip between them. Both
-// ends compute this from the graph, so they agree on the type.
-bool flowsBf16(const Value* v) {
-  const Node* producer = v->producer();
-  return producer && isConvPartition(*producer) && everyReader(v, producer->owningBlock(), isConvPartition);
-}
-
-// Readers that keep an NHWC conv result as it is: oneDNN convolutions (the next
-// partition), and ops whose ATen kernels handle channels-last inputs (pooling,
-// elementwise, concatenation). Anything else (a view, the model's output) gets NCHW.
-bool takesNhwc(const Node& reader) {
-  static const std::unordered_set<std::string> kOps = {
-      "aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
-      "aten::relu",       "aten::relu6",                   "aten::hardtanh",   "aten::add.Tensor",
-      "aten::mul.Tensor", "aten::sigmoid",                 "aten::silu",       "aten::hardswish",
-      "aten::cat",        "aten::mean.dim"};
-  if (reader.kind() == kDelegateKind) return isConvPartition(reader);
-  return kOps.count(outOfPlaceKey(reader.key())) != 0;  // in-place forms keep the layout too
-}
 
 // Options::precision asks for "bf16" (the ops_quantized plugin checks the names): the
 // convolutions and linear layers run in bf16, where the CPU has bf16 arithmetic (AVX512_BF16, which AMX
@@ -74,14 +34,23 @@ bool runsBf16(const DelegateContext& ctx) {
   return native;
 }
 
+// Measured on an AVX2 machine (AMD Zen 3, 1 thread): oneDNN's matmul lost to MKL's sgemm
+// on mlp at 64 rows (torch's oneDNN 3.12: 762 vs 650 us; oneDNN 3.2's gemm:jit:f32 was
+// 2-3x slower still), and brisk's packed GEMM (ops_cpu) beats MKL there at every row
+// count. On AVX-512 machines MKL's path for AMD stays on AVX2 and re-packs the weight
+// each call. So linear layers go to oneDNN by default only where AVX-512 is there to
+// use: chosen by instruction set, never by vendor.
+bool hasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
+
 class OneDnnBackend final : public DelegateBackend {
  public:
   OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows, PluginOption<int64_t> min_macs,
-                PluginOption<bool> depthwise)
+                PluginOption<bool> depthwise, PluginOption<bool> blocked)
       : linear_(std::move(linear)),
         min_rows_(std::move(min_rows)),
         min_macs_(std::move(min_macs)),
-        depthwise_(std::move(depthwise)) {}
+        depthwise_(std::move(depthwise)),
+        blocked_(std::move(blocked)) {}
 
   std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext& ctx) const override {
     const bool linear = linear_.get(ctx.options);
@@ -127,13 +96,24 @@ class OneDnnBackend final : public DelegateBackend {
     if (chain->anchor == Anchor::kLinear)
       return compileLinear(*chain, p,
                            LinearOptions{min_rows_.get(ctx.options), min_macs_.get(ctx.options), runsBf16(ctx)});
+    const bool flow_output = flowsBetweenConvs(node.output(0));
+    const bool flow_input = flowsBetweenConvs(chain->nodes[0]->input(0));
+    const bool flow_other = chain->add && flowsBetweenConvs(chain->add->input(chain->add_other));
     ConvOptions o;
-    o.nhwc_output = everyReader(node.output(0), node.owningBlock(), takesNhwc);
+    o.nhwc_output = readersTakeNhwc(node.output(0));
     o.bf16 = runsBf16(ctx);
     if (o.bf16) {
-      o.bf16_output = flowsBf16(node.output(0));
-      o.bf16_input = flowsBf16(chain->nodes[0]->input(0));
-      o.bf16_other = chain->add && flowsBf16(chain->add->input(chain->add_other));
+      o.bf16_output = flow_output;
+      o.bf16_input = flow_input;
+      o.bf16_other = flow_other;
+    }
+    // Not in bf16: oneDNN 3.2 has only reference kernels for some bf16 convolutions in
+    // the blocked layout (mobilenet_v2 took 291 ms instead of 3.9).
+    if (blocked_.get(ctx.options) && !o.bf16) {
+      o.block = hasAvx512() ? 16 : 8;
+      o.blocked_output = computesBlocked(node);
+      o.blocked_input = arrivesBlocked(chain->nodes[0]->input(0));
+      o.blocked_other = chain->add && arrivesBlocked(chain->add->input(chain->add_other));
     }
     return compileConv(*chain, p, o);
   }
@@ -143,15 +123,8 @@ class OneDnnBackend final : public DelegateBackend {
   PluginOption<int64_t> min_rows_;
   PluginOption<int64_t> min_macs_;
   PluginOption<bool> depthwise_;
+  PluginOption<bool> blocked_;
 };
-
-// Measured on an AVX2 machine (AMD Zen 3, 1 thread): oneDNN's matmul lost to MKL's sgemm
-// on mlp at 64 rows (torch's oneDNN 3.12: 762 vs 650 us; oneDNN 3.2's gemm:jit:f32 was
-// 2-3x slower still), and brisk's packed GEMM (ops_cpu) beats MKL there at every row
-// count. On AVX-512 machines MKL's path for AMD stays on AVX2 and re-packs the weight
-// each call. So linear layers go to oneDNN by default only where AVX-512 is there to
-// use: chosen by instruction set, never by vendor.
-bool hasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
 
 }  // namespace
 }  // namespace brisk::onednn
@@ -173,5 +146,10 @@ BRISK_PLUGIN(registrar) {
       "fuse_depthwise", true,
       "a 1x1 convolution and the depthwise 3x3 convolution that alone reads it run as one partition, with "
       "oneDNN's fused depthwise kernel where it has one for the shape (MobileNet's expand + depthwise steps)");
-  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, min_macs, depthwise));
+  auto blocked = registrar.option<bool>(
+      "blocked_layout", true,
+      "a convolution result read only by other convolution partitions passes between them in oneDNN's blocked "
+      "layout (nChw16c with AVX-512, else nChw8c) instead of NHWC");
+  registrar.delegate("onednn",
+                     std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, min_macs, depthwise, blocked));
 }

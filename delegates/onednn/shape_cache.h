@@ -29,7 +29,7 @@ template <class T>
 class ShapeCache {
  public:
   static constexpr size_t kSlots = 4;
-  static constexpr size_t kMaxDims = 4;
+  static constexpr size_t kMaxDims = 5;  // a blocked activation (fused_conv.cc) has 5
   using Build = std::function<std::unique_ptr<const T>(c10::IntArrayRef sizes)>;
 
   explicit ShapeCache(Build build) : build_(std::move(build)) {}

@@ -1,0 +1,115 @@
+#include "delegates/onednn/layout_flow.h"
+
+#include <string>
+#include <unordered_set>
+
+#include "core/graph/graph.h"
+#include "core/kernels/delegate.h"
+#include "delegates/onednn/fusion_chain.h"
+
+namespace brisk::onednn {
+namespace {
+
+// Every read of `v` is by a node of `block` that `pred` accepts: a block return is not
+// one, and a read nested in a node's block counts as that node's (the nodes of a
+// partition read outer values directly).
+template <class Pred>
+bool everyReader(const Value* v, const Block* block, Pred pred) {
+  for (const Use& u : v->uses()) {
+    const Node* reader = u.user ? u.user->enclosingNodeIn(block) : nullptr;
+    if (!reader || !pred(*reader)) return false;
+  }
+  return true;
+}
+
+// The partition's convolution (its nested block's first node) and that's weight.
+const Node& anchorOf(const Node& partition) { return *partition.block(0)->nodes().front(); }
+int64_t groupsOf(const Node& conv) { return conv.input(conv.key() == "aten::conv2d" ? 6 : 8)->constant().toInt(); }
+
+// Depthwise, pointwise, or dense with few input channels: the convolutions whose
+// blocked kernels measured at least as fast as the NHWC ones (layout_flow.h).
+bool prefersBlocked(const Node& conv) {
+  const at::Tensor& w = conv.input(1)->constant().toTensor();
+  const int64_t groups = groupsOf(conv), in_channels = w.size(1) * groups;
+  const bool depthwise = groups > 1 && groups == in_channels && w.size(0) % groups == 0;
+  const bool pointwise = w.size(2) == 1 && w.size(3) == 1 && groups == 1;
+  return depthwise || pointwise || (groups == 1 && in_channels < 128);
+}
+
+// A dense convolution over fewer than 8 channels: oneDNN reads such a source planar
+// (NCHW) straight into a blocked result.
+bool readsImage(const Node& conv) {
+  const at::Tensor& w = conv.input(1)->constant().toTensor();
+  return groupsOf(conv) == 1 && w.size(1) < 8;
+}
+
+bool takesNhwc(const Node& reader) {
+  static const std::unordered_set<std::string> kOps = {
+      "aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
+      "aten::relu",       "aten::relu6",                   "aten::hardtanh",   "aten::add.Tensor",
+      "aten::mul.Tensor", "aten::sigmoid",                 "aten::silu",       "aten::hardswish",
+      "aten::cat",        "aten::mean.dim"};
+  if (reader.kind() == kDelegateKind) return isConvPartition(reader);
+  return kOps.count(outOfPlaceKey(reader.key())) != 0;  // in-place forms keep the layout too
+}
+
+}  // namespace
+
+// What makes a partition blocked apart from its source: its result flows, and its
+// convolution is of the kind whose blocked kernels are faster.
+static bool blockedLocally(const Node& p) {
+  return isConvPartition(p) && p.outputs().size() == 1 && flowsBetweenConvs(p.output(0)) &&
+         prefersBlocked(anchorOf(p));
+}
+
+// Whether the blocked layout goes on for `depth` more partitions after `p` along some
+// chain of sources. A stem starts a region only then: a region that ends right after it
+// would convert back what it saved, and a longer one reaches the memory-bound
+// convolutions that gain (MobileNet's stem -> depthwise -> pointwise; not regnet's stem
+// -> pointwise -> grouped, nor EfficientNet's stem -> depthwise -> squeeze-excite).
+static bool continuesBlocked(const Node& p, int depth) {
+  if (depth == 0) return true;
+  for (const Use& u : p.output(0)->uses()) {
+    const Node* reader = u.user ? u.user->enclosingNodeIn(p.owningBlock()) : nullptr;
+    if (reader && blockedLocally(*reader) && anchorOf(*reader).input(0) == p.output(0) &&
+        continuesBlocked(*reader, depth - 1))
+      return true;
+  }
+  return false;
+}
+
+bool isConvPartition(const Node& n) {
+  if (n.kind() != kDelegateKind) return false;
+  auto it = n.attributes().find(kDelegateBackendAttr);
+  if (it == n.attributes().end() || it->second.toStringRef() != "onednn") return false;
+  return anchorKind(anchorOf(n)) == Anchor::kConv;
+}
+
+bool flowsBetweenConvs(const Value* v) {
+  const Node* producer = v->producer();
+  return producer && isConvPartition(*producer) && everyReader(v, producer->owningBlock(), isConvPartition);
+}
+
+bool computesBlocked(const Node& partition) {
+  // Back along the sources: each partition of a blocked region has a blocked producer,
+  // up to a stem.
+  for (const Node* p = &partition;;) {
+    if (!blockedLocally(*p)) return false;
+    const Node& conv = anchorOf(*p);
+    if (readsImage(conv)) return continuesBlocked(*p, 2);
+    p = conv.input(0)->producer();
+    if (!p) return false;
+  }
+}
+
+bool arrivesBlocked(const Value* v) {
+  const Node* producer = v->producer();
+  return producer && isConvPartition(*producer) && computesBlocked(*producer);
+}
+
+bool readersTakeNhwc(const Value* v) {
+  const Node* producer = v->producer();
+  return producer && everyReader(v, producer->owningBlock(), takesNhwc);
+}
+
+}  // namespace brisk::onednn

@@ -1,0 +1,47 @@
+#pragma once
+// How activations pass between the onednn backend's convolution partitions: read from
+// the graph alone, at compile time, so that a producer and each of its readers (compiled
+// separately) agree on the layout and type of the tensor between them.
+//
+// - A convolution partition's result that only convolution partitions read (as source
+//   or residual) "flows": no reader outside the backend sees it. In bf16 mode it stays
+//   bf16.
+// - A flowing result may also stay in oneDNN's blocked layout (nChw16c / nChw8c), which
+//   oneDNN 3.2's kernels read and write much faster than NHWC on memory-bound
+//   convolutions (Zen 4, one thread, batch 8: a depthwise 3x3 over 96 channels at
+//   112x112 4.9 -> 3.0 ms, a 1x1 32 -> 16 at 112x112 2.0 -> 0.9 ms), while its NHWC
+//   kernels (brgconv) are faster on dense 3x3 convolutions of 128 channels and more
+//   (resnet18 at batch 1: 3-15% per layer). A partition computes blocked when its
+//   result flows, its convolution is of the first kind, and its source arrives blocked
+//   (a blocked partition made it) or is an image of few channels that oneDNN reads
+//   planar straight into a blocked result (the stem). Regions of blocked partitions
+//   thus start at a stem and end at the first partition whose result leaves the
+//   backend, which converts its source once; nothing converts into the blocked layout.
+namespace brisk {
+class Node;
+class Value;
+}  // namespace brisk
+
+namespace brisk::onednn {
+
+// A convolution partition of this backend (a brisk::delegate node).
+bool isConvPartition(const Node& n);
+
+// Every reader of `v`, a convolution partition's result, is a convolution partition of
+// the same block.
+bool flowsBetweenConvs(const Value* v);
+
+// Whether convolution partition `partition` computes in the blocked layout (above),
+// and so writes its result blocked.
+bool computesBlocked(const Node& partition);
+
+// Whether `v` reaches its convolution-partition readers in the blocked layout.
+bool arrivesBlocked(const Value* v);
+
+// Whether every reader of `v`, a convolution partition's result, keeps it NHWC as it
+// is: a convolution partition, or an op whose ATen kernel handles channels-last input
+// (pooling, elementwise, concatenation). Anything else (a view, the model's output)
+// gets NCHW.
+bool readersTakeNhwc(const Value* v);
+
+}  // namespace brisk::onednn

@@ -1,0 +1,117 @@
+// The onednn delegate's blocked layout between convolution partitions
+// (delegates/onednn/layout_flow.h): a region that starts at a stem over an image and
+// runs through depthwise and pointwise convolutions passes its results as nChw16c (or
+// nChw8c) tensors, residual operand included, and the first partition whose result
+// leaves the backend converts its source once. The outputs match the interpreter on
+// several shapes (channel counts that do not fill a block among them), repeated runs
+// and untouched inputs, with the layout on and off; brisk inspect says which partition
+// computes in which layout.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/executor/module.h"
+#include "core/kernels/delegate.h"
+#include "tests/ops/op_tester.h"
+
+namespace brisk::testing {
+namespace {
+
+const Tolerance kTol{1e-4, 1e-4};
+
+// stem 3x3 (3 -> 16) -> depthwise 3x3 -> pointwise 16 -> 24 -> pointwise 24 -> 24 with the
+// residual from the step before -> pointwise 24 -> 8 -> flatten (leaves the backend).
+std::string regionIR() {
+  return "graph(%x : Tensor):\n" + constTensorIR("w1", {16, 3, 3, 3}) + constTensorIR("b1", {16}) +
+         constTensorIR("w2", {16, 1, 3, 3}) + constTensorIR("b2", {16}) + constTensorIR("w3", {24, 16, 1, 1}) +
+         constTensorIR("b3", {24}) + constTensorIR("w4", {24, 24, 1, 1}) + constTensorIR("b4", {24}) +
+         constTensorIR("w5", {8, 24, 1, 1}) + constTensorIR("b5", {8}) +
+         "  %s1 : int[] = prim::Constant[value=[1, 1]]()\n"
+         "  %s2 : int[] = prim::Constant[value=[2, 2]]()\n"
+         "  %p0 : int[] = prim::Constant[value=[0, 0]]()\n"
+         "  %g1 : int = prim::Constant[value=1]()\n"
+         "  %g16 : int = prim::Constant[value=16]()\n"
+         "  %one : int = prim::Constant[value=1]()\n"
+         "  %zero : float = prim::Constant[value=0.]()\n"
+         "  %six : float = prim::Constant[value=6.]()\n"
+         "  %c1 : Tensor = aten::conv2d(%x, %w1, %b1, %s2, %s1, %s1, %g1)\n"
+         "  %r1 : Tensor = aten::relu(%c1)\n"
+         "  %c2 : Tensor = aten::conv2d(%r1, %w2, %b2, %s1, %s1, %s1, %g16)\n"
+         "  %r2 : Tensor = aten::hardtanh(%c2, %zero, %six)\n"
+         "  %c3 : Tensor = aten::conv2d(%r2, %w3, %b3, %s1, %p0, %s1, %g1)\n"
+         "  %c4 : Tensor = aten::conv2d(%c3, %w4, %b4, %s1, %p0, %s1, %g1)\n"
+         "  %a4 : Tensor = aten::add(%c4, %c3, %one)\n"
+         "  %r4 : Tensor = aten::relu(%a4)\n"
+         "  %c5 : Tensor = aten::conv2d(%r4, %w5, %b5, %s1, %p0, %s1, %g1)\n"
+         "  %end : int = prim::Constant[value=-1]()\n"
+         "  %out : Tensor = aten::flatten(%c5, %one, %end)\n"
+         "  return (%out)\n";
+}
+
+Options options(bool blocked) {
+  Options o;
+  o.strict_inputs = false;
+  o.plugin_options["onednn.blocked_layout"] = blocked;
+  return o;
+}
+
+std::vector<std::string> delegateDetails(const Module& m) {
+  std::vector<std::string> d;
+  for (const NodeKernelInfo& k : m.kernelReport())
+    if (k.op == kDelegateKind) d.push_back(k.detail);
+  return d;
+}
+
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(OneDnnBlockedLayout, RegionFromTheStemToTheFirstResultThatLeaves) {
+  auto m = Module::fromIR(regionIR(), options(true), "blocked-region");
+  const std::vector<std::string> d = delegateDetails(*m);
+  ASSERT_EQ(d.size(), 5u);
+  for (size_t i = 0; i < 4; ++i) {
+    SCOPED_TRACE(d[i]);
+    EXPECT_TRUE(has(d[i], " in nChw")) << "partition " << i << " computes blocked";
+    EXPECT_TRUE(has(d[i], "output: nChw")) << "and writes its result blocked";
+  }
+  for (size_t i = 1; i < 4; ++i) EXPECT_TRUE(has(d[i], "input: nChw")) << d[i];
+  EXPECT_TRUE(has(d[3], "residual: nChw")) << d[3];
+  EXPECT_TRUE(has(d[4], " in nhwc")) << d[4];
+  EXPECT_TRUE(has(d[4], "from a convolution partition, to nhwc")) << d[4];
+  EXPECT_TRUE(has(d[4], "output: nhwc -> nchw")) << d[4];
+}
+
+TEST(OneDnnBlockedLayout, OutputsMatchTheInterpreterWithTheLayoutOnAndOff) {
+  for (bool blocked : {true, false}) {
+    SCOPED_TRACE(blocked ? "blocked" : "nhwc");
+    OpTester(regionIR())
+        .options(options(blocked))
+        .withDelegates()
+        .tolerance(kTol)
+        .expectKernel(kDelegateKind, KernelKind::kDelegate)
+        .inputs({at::randn({1, 3, 17, 13})})
+        .inputs({at::randn({3, 3, 8, 9})})
+        .inputs({at::randn({2, 3, 1, 1})})
+        .inputs({at::randn({1, 3, 17, 13}).contiguous(at::MemoryFormat::ChannelsLast)})
+        .run();
+  }
+}
+
+TEST(OneDnnBlockedLayout, OffOrWithoutAStemEverythingStaysNhwc) {
+  for (const NodeKernelInfo& k : Module::fromIR(regionIR(), options(false), "off")->kernelReport())
+    if (k.op == kDelegateKind) EXPECT_FALSE(has(k.detail, "nChw")) << k.detail;
+  // The chain without its stem (the depthwise convolution reads a 16-channel input):
+  // nothing starts a region.
+  std::string ir = regionIR();
+  const size_t stem = ir.find("  %c1 : Tensor");
+  ir.erase(stem, ir.find("  %c2 : Tensor") - stem);
+  ir.replace(ir.find("aten::conv2d(%r1,"), 17, "aten::conv2d(%x,");
+  auto m = Module::fromIR(ir, options(true), "no-stem");
+  EXPECT_EQ(delegateDetails(*m).size(), 4u);
+  for (const NodeKernelInfo& k : m->kernelReport())
+    if (k.op == kDelegateKind) EXPECT_FALSE(has(k.detail, "nChw")) << k.detail;
+}
+
+}  // namespace
+}  // namespace brisk::testing
