@@ -103,6 +103,7 @@ class FusedLinear final : public CompiledPartition {
     x_input_ = inputIndex(partition.node, x);
     if (c.add) other_input_ = static_cast<int>(inputIndex(partition.node, c.add->input(c.add_other)));
     plans_ = std::make_unique<ShapeCache<LinearPlan>>([this](c10::IntArrayRef rows) { return plan(rows[0]); });
+    packAtLoad();
   }
 
   std::unique_ptr<KernelState> newState() const override { return std::make_unique<LinearState>(); }
@@ -192,6 +193,24 @@ class FusedLinear final : public CompiledPartition {
   }
 
   // Built on a Runtime's first call with `rows` input rows, kept for the Module's life.
+  // Packs the weight now, in the blocking oneDNN's matmul asks for at 64 rows, so that
+  // the copy (and the freeing of releasable dense bytes) happens at load, not in the
+  // first inference: on AVX-512 the blocking does not depend on the row count (checked
+  // for 1-512 rows), so the calls find it packed. A row count that asks for another
+  // blocking packs that one on its first call, as before.
+  void packAtLoad() {
+    try {
+      const auto cdt = bf16_ ? bf16 : f32;
+      dnnl::matmul::primitive_desc pd(cpuEngine(), dnnl::memory::desc({64, in_features_}, cdt, tag::ab),
+                                      dnnl::memory::desc({in_features_, out_features_}, cdt, tag::any),
+                                      bias_.defined() ? bias_md_ : dnnl::memory::desc(),
+                                      dnnl::memory::desc({64, out_features_}, f32, tag::ab));
+      weights_->get(pd.weights_desc());
+    } catch (const dnnl::error&) {
+      // No kernel at that row count: the first call's plan packs (or falls back).
+    }
+  }
+
   std::unique_ptr<const LinearPlan> plan(int64_t rows) const {
     auto p = std::make_unique<LinearPlan>();
     const auto cdt = bf16_ ? bf16 : f32;
