@@ -68,6 +68,10 @@ const char* layoutName(Layout l, int64_t block) {
   return block == 16 ? "nChw16c" : "nChw8c";
 }
 
+// oneDNN's reference implementation ("ref:any", "ref_fused_convolution"): correct, and
+// many times slower than its JIT kernels.
+bool isReference(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
+
 dnnl::memory::data_type dnnlType(at::ScalarType t) { return t == at::kBFloat16 ? bf16 : f32; }
 
 // A buffer of md's size from the c10 allocator, which brisk serves from its plan.
@@ -114,12 +118,16 @@ struct ConvPlan {
   std::array<Conversion, kLayouts> x_from, other_from;
   dnnl::memory::desc nchw_dst;
   dnnl::reorder to_nchw;  // the result, when a reader needs NCHW
+  // A blocked partition's plan computed in NHWC (no blocked kernel): the result's
+  // blocked form, and the reorder into it.
+  std::optional<dnnl::memory::desc> blocked_dst;
+  dnnl::reorder to_blocked;
 };
 
 // A Runtime's memory objects for one plan: rebound to the call's tensors each call.
 struct BoundPlan {
   const ConvPlan* plan = nullptr;
-  dnnl::memory src, dst, other, scratch, mid, nchw_dst;
+  dnnl::memory src, dst, other, scratch, mid, nchw_dst, blocked_dst;
   std::array<dnnl::memory, kLayouts> x_from, other_from;
 };
 
@@ -151,7 +159,7 @@ class FusedConv final : public CompiledPartition {
     appendUnary(check, dw_unary_);
     x_input_ = inputIndex(node, c.nodes[0]->input(0));
     if (c.add) other_input_ = static_cast<int>(inputIndex(node, c.add->input(c.add_other)));
-    plans_ = std::make_unique<ShapeCache<ConvPlan>>([this](c10::IntArrayRef x) { return plan(x); });
+    plans_ = std::make_unique<ShapeCache<ConvPlan>>([this](c10::IntArrayRef x) { return plan(x, blocked_); });
   }
 
   std::unique_ptr<KernelState> newState() const override { return std::make_unique<ConvState>(); }
@@ -273,7 +281,8 @@ class FusedConv final : public CompiledPartition {
                             : at::empty(out, x0.options().dtype(out_type).memory_format(at::MemoryFormat::ChannelsLast));
     at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
     if (scratch.defined()) b.scratch.set_data_handle(scratch.data_ptr());
-    b.dst.set_data_handle(y.data_ptr());
+    const at::Tensor computed = p.blocked_dst ? bufferFor(p.dst, x) : y;
+    b.dst.set_data_handle(computed.data_ptr());
     at::Tensor mid;
     if (p.split) {
       mid = bufferFor(p.mid, x);
@@ -312,6 +321,10 @@ class FusedConv final : public CompiledPartition {
       if (dw_->bias.defined()) args[n++] = {DNNL_ARG_BIAS, dw_->bias_mem.get()};
       if (scratch.defined()) args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
       st.execute(p.dw_prim, args, n);
+    }
+    if (p.blocked_dst) {
+      b.blocked_dst.set_data_handle(y.data_ptr());
+      st.reorder(p.to_blocked, b.dst, b.blocked_dst);
     }
     if (blocked_ || nhwc_output_) {
       ctx.output(0) = std::move(y);
@@ -383,13 +396,16 @@ class FusedConv final : public CompiledPartition {
     }
     if (p.other) b.other = unboundMemory(*p.other);
     if (p.split) b.mid = unboundMemory(p.mid);
+    if (p.blocked_dst) b.blocked_dst = unboundMemory(*p.blocked_dst);
     if (p.scratch_bytes)
       b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
   }
 
   // Built on a Runtime's first call with input sizes `key` (4-d, or 5-d for a blocked
   // input), kept for the Module's life.
-  std::unique_ptr<const ConvPlan> plan(c10::IntArrayRef key) const {
+  // `blocked`: compute in the blocked layout (the partition's blocked_, unless oneDNN
+  // has only its reference kernel for that, below).
+  std::unique_ptr<ConvPlan> plan(c10::IntArrayRef key, bool blocked) const {
     auto p = std::make_unique<ConvPlan>();
     const bool blocked_key = key.size() == 5;
     const dims src{key[0], conv_.in_channels, key[2], key[3]};
@@ -404,7 +420,7 @@ class FusedConv final : public CompiledPartition {
     // fp32 and writes fp32 from a bf16 kernel) unless they pass between two bf16
     // partitions.
     const auto cdt = bf16_ ? bf16 : f32;
-    const tag ct = tagOf(blocked_ ? Layout::kBlocked : Layout::kNhwc, block_);
+    const tag ct = tagOf(blocked ? Layout::kBlocked : Layout::kNhwc, block_);
     p->dst = dnnl::memory::desc(dst, bf16_output_ ? bf16 : f32, ct);
     if (other_input_ >= 0) {
       const auto odt = dnnlType(other_type_);
@@ -423,9 +439,9 @@ class FusedConv final : public CompiledPartition {
       return ops;
     };
     p->src = dnnl::memory::desc(src, cdt, ct);
-    if (blocked_ && !bf16_ && !blocked_key && !dw_ && conv_.in_channels < 8) {
+    if (blocked && !bf16_ && !blocked_key && !dw_ && conv_.in_channels < 8) {
       const dnnl::memory::desc planar(src, f32, tag::nchw);
-      if (auto pd = convPd(conv_, planar, p->dst, anchorOps()); pd && std::string(pd->impl_info_str()).rfind("ref", 0) != 0)
+      if (auto pd = convPd(conv_, planar, p->dst, anchorOps()); pd && !isReference(*pd))
         p->src = planar;
     }
     const auto xdt = dnnlType(x_type_);
@@ -441,13 +457,14 @@ class FusedConv final : public CompiledPartition {
       p->to_nchw = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), p->nchw_dst));
     }
     const dnnl::post_ops ops = anchorOps();
+    bool reference = false;  // a split depthwise step got only oneDNN's reference kernel
     if (dw_) {
       // The fused kernel, when oneDNN has one for this shape (not its reference chaining).
       dnnl::post_ops fused = anchorOps();
       fused.append_dw(cdt, dw_->bias.defined() ? f32 : dnnl::memory::data_type::undef, p->dst.get_data_type(), dw_->kh,
                       dw_->stride[0], dw_->padding[0]);
       appendUnary(fused, dw_unary_);
-      if (auto pd = convPd(conv_, p->src, p->dst, fused); pd && std::string(pd->impl_info_str()).rfind("ref", 0) != 0) {
+      if (auto pd = convPd(conv_, p->src, p->dst, fused); pd && !isReference(*pd)) {
         p->prim = dnnl::convolution_forward(*pd);
         p->scratch_bytes = pd->scratchpad_desc().get_size();
         p->weights = conv_.weights->get(pd->weights_desc());
@@ -461,12 +478,24 @@ class FusedConv final : public CompiledPartition {
       appendUnary(dw_ops, dw_unary_);
       auto dw_pd = convPd(*dw_, p->mid, p->dst, dw_ops);
       if (!dw_pd) return p;  // no kernel for this shape: ok stays false
+      reference = isReference(*dw_pd);
       p->dw_prim = dnnl::convolution_forward(*dw_pd);
       p->dw_weights = dw_->weights->get(dw_pd->weights_desc());
       p->scratch_bytes = dw_pd->scratchpad_desc().get_size();
     }
     auto pd = convPd(conv_, p->src, p->split ? p->mid : p->dst, ops);
     if (!pd) return p;
+    if (blocked && (reference || isReference(*pd))) {
+      // No blocked kernel for this one (a dense convolution over 8 channels; bf16 over
+      // an image's few): compute in NHWC and reorder the result into the blocked layout
+      // the readers take.
+      std::unique_ptr<ConvPlan> q = plan(key, false);
+      if (q->ok) {
+        q->blocked_dst = dnnl::memory::desc(dst, q->dst.get_data_type(), ct);
+        q->to_blocked = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), q->dst, cpuEngine(), *q->blocked_dst));
+      }
+      return q;
+    }
     p->prim = dnnl::convolution_forward(*pd);
     p->scratch_bytes = std::max(p->scratch_bytes, pd->scratchpad_desc().get_size());
     p->weights = conv_.weights->get(pd->weights_desc());

@@ -22,7 +22,7 @@ bool everyReader(const Value* v, const Block* block, Pred pred) {
   return true;
 }
 
-// The partition's convolution (its nested block's first node) and that's weight.
+// The partition's convolution: its nested block's first node.
 const Node& anchorOf(const Node& partition) { return *partition.block(0)->nodes().front(); }
 int64_t groupsOf(const Node& conv) { return conv.input(conv.key() == "aten::conv2d" ? 6 : 8)->constant().toInt(); }
 
@@ -43,6 +43,7 @@ bool readsImage(const Node& conv) {
   return groupsOf(conv) == 1 && w.size(1) < 8;
 }
 
+// Whether `reader` keeps an NHWC convolution result as it is (readersTakeNhwc).
 bool takesNhwc(const Node& reader) {
   static const std::unordered_set<std::string> kOps = {
       "aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
@@ -53,11 +54,9 @@ bool takesNhwc(const Node& reader) {
   return kOps.count(outOfPlaceKey(reader.key())) != 0;  // in-place forms keep the layout too
 }
 
-}  // namespace
-
 // What makes a partition blocked apart from its source: its result flows, and its
 // convolution is of the kind whose blocked kernels are faster.
-static bool blockedLocally(const Node& p) {
+bool blockedLocally(const Node& p) {
   return isConvPartition(p) && p.outputs().size() == 1 && flowsBetweenConvs(p.output(0)) &&
          prefersBlocked(anchorOf(p));
 }
@@ -67,7 +66,7 @@ static bool blockedLocally(const Node& p) {
 // would convert back what it saved, and a longer one reaches the memory-bound
 // convolutions that gain (MobileNet's stem -> depthwise -> pointwise; not regnet's stem
 // -> pointwise -> grouped, nor EfficientNet's stem -> depthwise -> squeeze-excite).
-static bool continuesBlocked(const Node& p, int depth) {
+bool continuesBlocked(const Node& p, int depth) {
   if (depth == 0) return true;
   for (const Use& u : p.output(0)->uses()) {
     const Node* reader = u.user ? u.user->enclosingNodeIn(p.owningBlock()) : nullptr;
@@ -77,6 +76,8 @@ static bool continuesBlocked(const Node& p, int depth) {
   }
   return false;
 }
+
+}  // namespace
 
 bool isConvPartition(const Node& n) {
   if (n.kind() != kDelegateKind) return false;

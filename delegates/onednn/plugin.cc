@@ -107,8 +107,8 @@ class OneDnnBackend final : public DelegateBackend {
       o.bf16_input = flow_input;
       o.bf16_other = flow_other;
     }
-    // Not in bf16: oneDNN 3.2 has only reference kernels for some bf16 convolutions in
-    // the blocked layout (mobilenet_v2 took 291 ms instead of 3.9).
+    // Not in bf16: there the blocked kernels measured no faster (mobilenet_v2, Zen 4,
+    // one thread: b1 4.43 vs 4.33 ms, b8 31.9 vs 32.4) and the stem has none at all.
     if (blocked_.get(ctx.options) && !o.bf16) {
       o.block = hasAvx512() ? 16 : 8;
       o.blocked_output = computesBlocked(node);

@@ -113,5 +113,38 @@ TEST(OneDnnBlockedLayout, OffOrWithoutAStemEverythingStaysNhwc) {
     if (k.op == kDelegateKind) EXPECT_FALSE(has(k.detail, "nChw")) << k.detail;
 }
 
+// stem 3 -> 8 -> dense 3x3 8 -> 8 (oneDNN 3.2 has only its reference kernel for that one
+// blocked: the partition computes NHWC and reorders its result) -> depthwise -> 1x1 ->
+// flatten. The chain is still one blocked region, and the outputs match.
+TEST(OneDnnBlockedLayout, AConvolutionWithoutABlockedKernelReordersItsResult) {
+  const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w1", {8, 3, 3, 3}) + constTensorIR("w2", {8, 8, 3, 3}) +
+                         constTensorIR("w3", {8, 1, 3, 3}) + constTensorIR("w4", {16, 8, 1, 1}) +
+                         "  %none : NoneType = prim::Constant()\n"
+                         "  %s1 : int[] = prim::Constant[value=[1, 1]]()\n"
+                         "  %p0 : int[] = prim::Constant[value=[0, 0]]()\n"
+                         "  %g1 : int = prim::Constant[value=1]()\n"
+                         "  %g8 : int = prim::Constant[value=8]()\n"
+                         "  %one : int = prim::Constant[value=1]()\n"
+                         "  %end : int = prim::Constant[value=-1]()\n"
+                         "  %c1 : Tensor = aten::conv2d(%x, %w1, %none, %s1, %s1, %s1, %g1)\n"
+                         "  %r1 : Tensor = aten::relu(%c1)\n"
+                         "  %c2 : Tensor = aten::conv2d(%r1, %w2, %none, %s1, %s1, %s1, %g1)\n"
+                         "  %c3 : Tensor = aten::conv2d(%c2, %w3, %none, %s1, %s1, %s1, %g8)\n"
+                         "  %c4 : Tensor = aten::conv2d(%c3, %w4, %none, %s1, %p0, %s1, %g1)\n"
+                         "  %out : Tensor = aten::flatten(%c4, %one, %end)\n"
+                         "  return (%out)\n";
+  const std::vector<std::string> d = delegateDetails(*Module::fromIR(ir, options(true), "reordered"));
+  ASSERT_EQ(d.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(has(d[i], "output: nChw")) << d[i];
+  OpTester(ir)
+      .options(options(true))
+      .withDelegates()
+      .tolerance(kTol)
+      .expectKernel(kDelegateKind, KernelKind::kDelegate)
+      .inputs({at::randn({1, 3, 10, 12})})
+      .inputs({at::randn({2, 3, 5, 5})})
+      .run();
+}
+
 }  // namespace
 }  // namespace brisk::testing
