@@ -85,7 +85,9 @@ class SilentWarnings final : public c10::WarningHandler {
   void process(const c10::Warning&) override {}
 };
 
-std::unique_ptr<Kernel> makeLinearInt8(KernelBuildContext& b) {
+// `relu`: the node is linear_int8_dynamic_relu (fbgemm applies the relu as it
+// dequantizes; fp32 inputs of other dtypes take ATen's linear and relu).
+std::unique_ptr<Kernel> makeLinearInt8(KernelBuildContext& b, bool relu) {
   Weights w = weightsOf(b);
   const int64_t n = w.w.size(0), k = w.w.size(1);
   // Symmetric per-channel int8: +-127 so negation stays representable.
@@ -97,15 +99,18 @@ std::unique_ptr<Kernel> makeLinearInt8(KernelBuildContext& b) {
   Packed packed = prepack("quantized::linear_prepack", {wq, w.b});
   const bool reduce_range = int8ReduceRange();
   const std::string what = "fbgemm int8 dynamic " + std::to_string(k) + "->" + std::to_string(n) +
-                           " (per-channel int8 weights packed at load, " + (reduce_range ? "7" : "8") +
-                           "-bit uint8 activations quantized per call)";
+                           (relu ? " + relu" : "") + " (per-channel int8 weights packed at load, " +
+                           (reduce_range ? "7" : "8") + "-bit uint8 activations quantized per call)";
   return functionKernel(
       KernelKind::kNative,
-      [w = std::move(w), packed = std::move(packed), n, k, reduce_range](KernelContext& ctx) {
+      [w = std::move(w), packed = std::move(packed), n, k, reduce_range, relu](KernelContext& ctx) {
         const at::Tensor& x0 = ctx.tensor(0);
-        if (generic(ctx, w, x0, k)) return;
+        if (generic(ctx, w, x0, k)) {
+          if (relu) ctx.output(0) = at::relu(ctx.output(0).toTensor());
+          return;
+        }
         const at::Tensor x = x0.dim() >= 2 && x0.is_contiguous() ? x0 : x0.contiguous().reshape({-1, k});
-        at::Tensor y = packed->apply_dynamic(x, reduce_range);
+        at::Tensor y = relu ? packed->apply_dynamic_relu(x, reduce_range) : packed->apply_dynamic(x, reduce_range);
         ctx.output(0) = x.dim() != x0.dim() ? y.view(outputSizes(x0, n)) : std::move(y);
       },
       what);
@@ -125,7 +130,8 @@ bool fbgemmRuns() {
 
 void registerLinearKernels(PluginRegistrar& r) {
   r.outVariant(kLinearFp16Kind, makeLinearFp16);
-  r.native(kLinearInt8Kind, makeLinearInt8);
+  r.native(kLinearInt8Kind, [](KernelBuildContext& b) { return makeLinearInt8(b, false); });
+  r.native(kLinearInt8ReluKind, [](KernelBuildContext& b) { return makeLinearInt8(b, true); });
 }
 
 }  // namespace brisk::ops_quantized

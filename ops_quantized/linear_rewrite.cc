@@ -60,20 +60,38 @@ std::optional<LinearParts> matchLinear(Graph& g, Node& n) {
   return LinearParts{n.input(addmm ? 1 : 0), w, addmm ? n.input(0) : nullptr};
 }
 
+// The aten::relu (or relu_) of `block` that is the only reader of `v`, or null.
+Node* onlyReluOf(const Value* v, const Block& block) {
+  if (v->uses().size() != 1) return nullptr;
+  Node* r = v->uses().front().user;
+  if (!r || r->owningBlock() != &block || r->inputs().size() != 1 || r->input(0) != v) return nullptr;
+  return r->key() == "aten::relu" || r->key() == "aten::relu_" ? r : nullptr;
+}
+
 size_t rewriteBlock(Graph& g, Block& block, const std::vector<Mode>& modes) {
   size_t changed = 0;
   const std::vector<Node*> nodes = block.nodes();
+  std::vector<Node*> erased;
   for (Node* n : nodes) {
+    if (std::find(erased.begin(), erased.end(), n) != erased.end()) continue;
     std::optional<LinearParts> p = matchLinear(g, *n);
     if (!p) continue;
     // Both modes run every linear layer: the first requested one takes it.
-    const char* kind = modes.front() == Mode::kFp16Weights ? kLinearFp16Kind : kLinearInt8Kind;
+    const bool int8 = modes.front() == Mode::kInt8Dynamic;
+    Node* relu = int8 ? onlyReluOf(n->output(0), block) : nullptr;
+    const char* kind = !int8 ? kLinearFp16Kind : relu ? kLinearInt8ReluKind : kLinearInt8Kind;
+    const Value* result = relu ? relu->output(0) : n->output(0);
     NodeSpec spec;
     spec.kind = kind;
     spec.schema = quantizedLinearSchema(kind);
     spec.inputs = {p->x, p->w, p->b ? p->b : g.addConstant(c10::IValue(), c10::NoneType::get())};
-    spec.outputs.emplace_back(n->output(0)->type(), n->output(0)->name());
+    spec.outputs.emplace_back(result->type(), result->name());
     Node* q = block.insertNodeBefore(n, std::move(spec));
+    if (relu) {
+      g.replaceAllUses(relu->output(0), q->output(0));
+      block.eraseNode(relu);
+      erased.push_back(relu);
+    }
     g.replaceAllUses(n->output(0), q->output(0));
     block.eraseNode(n);
     ++changed;

@@ -5,6 +5,11 @@
 // node of the first requested mode (precision.h):
 //   ops_quantized::linear_fp16(x, W, b)          fp16_weights
 //   ops_quantized::linear_int8_dynamic(x, W, b)  int8_dynamic
+//   ops_quantized::linear_int8_dynamic_relu(x, W, b)
+//                                                int8_dynamic, for a layer whose result
+//                                                only an aten::relu reads: fbgemm applies
+//                                                the relu as it dequantizes (one pass over
+//                                                the result less)
 // W is the layer's fp32 weight [N, K] as the model stores it (its kernel packs it at
 // load), b its bias or None. Runs before delegate backends claim nodes, so a rewritten
 // layer is never also claimed by one. Nothing is rewritten for a mode whose kernel kind
@@ -24,6 +29,7 @@ namespace brisk::ops_quantized {
 
 constexpr const char* kLinearFp16Kind = "ops_quantized::linear_fp16";
 constexpr const char* kLinearInt8Kind = "ops_quantized::linear_int8_dynamic";
+constexpr const char* kLinearInt8ReluKind = "ops_quantized::linear_int8_dynamic_relu";
 
 // Before ops_cpu's fusions (kPassOrderFuse) and the delegates' partitioning.
 constexpr int kReducePrecisionOrder = kPassOrderFuse - 50;

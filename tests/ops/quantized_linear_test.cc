@@ -142,6 +142,46 @@ TEST(QuantizedLinear, Int8DynamicIsLibtorchsDynamicLinear) {
   }
 }
 
+// A relu that alone reads an int8 layer's result joins it: libtorch's
+// quantized::linear_relu_dynamic on the same int8 weights, bit for bit. A relu that
+// shares the result with another reader stays apart.
+TEST(QuantizedLinear, Int8DynamicTakesTheReluThatAloneReadsIt) {
+  const at::Tensor w = constTensor({kOut, kIn}), b = constTensor({kOut});
+  const at::Tensor scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12).to(at::kDouble);
+  const at::Tensor wq = at::quantize_per_channel(w, scales, at::zeros({kOut}, at::kLong), 0, at::kQInt8);
+  auto& d = c10::Dispatcher::singleton();
+  torch::jit::Stack s{wq, b};
+  d.findSchemaOrThrow("quantized::linear_prepack", "").callBoxed(s);
+  const c10::IValue packed = s.at(0);
+  const c10::OperatorHandle dynamic_relu = d.findSchemaOrThrow("quantized::linear_relu_dynamic", "");
+  const bool reduce_range = !fbgemm::fbgemmHasAvx512VnniSupport();
+  for (const char* relu : {"aten::relu", "aten::relu_"}) {
+    SCOPED_TRACE(relu);
+    const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w", {kOut, kIn}) + constTensorIR("b", {kOut}) +
+                           "  %y : Tensor = aten::linear(%x, %w, %b)\n  %out : Tensor = " + relu +
+                           "(%y)\n  return (%out)\n";
+    auto m = load(ir, {"int8_dynamic"}, "int8-relu");
+    ASSERT_NE(kernelFor(*m, "ops_quantized::linear_int8_dynamic_relu"), nullptr);
+    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr);
+    EXPECT_EQ(kernelFor(*m, relu), nullptr);
+    for (const at::Tensor& x : shapes()) {
+      torch::jit::Stack st{x.reshape({-1, kIn}), packed, reduce_range};
+      dynamic_relu.callBoxed(st);
+      const at::Tensor want = st.at(0).toTensor().reshape(at::linear(x, w, b).sizes());
+      EXPECT_TRUE(bitEqual(runTwice(*m, x), want));
+    }
+  }
+  const std::string shared = "graph(%x : Tensor):\n" + constTensorIR("w", {kOut, kIn}) + constTensorIR("b", {kOut}) +
+                             "  %y : Tensor = aten::linear(%x, %w, %b)\n  %r : Tensor = aten::relu(%y)\n"
+                             "  %out : (Tensor, Tensor) = prim::TupleConstruct(%r, %y)\n  return (%out)\n";
+  auto m = load(shared, {"int8_dynamic"}, "int8-shared");
+  EXPECT_NE(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr);
+  EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic_relu"), nullptr);
+  const at::Tensor x = at::randn({5, kIn});
+  const auto out = m->run({x}).toTuple()->elements();
+  EXPECT_TRUE(at::equal(out[0].toTensor(), at::relu(out[1].toTensor())));
+}
+
 // Listed first, a mode takes the layer; an input that is not fp32 runs ATen's linear on
 // the fp32 weight (the same error as the unquantized model).
 TEST(QuantizedLinear, FirstListedModeWinsAndOtherDtypesAreATensLinear) {
