@@ -42,6 +42,15 @@ bool runsBf16(const DelegateContext& ctx) {
 // use: chosen by instruction set, never by vendor.
 bool hasAvx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
 
+// The channel block of oneDNN's blocked layout on this CPU, as oneDNN itself sees it
+// (ONEDNN_MAX_CPU_ISA included): 16 where its AVX-512 kernels run, else 8 (nChw8c is
+// what its AVX2 kernels take).
+int64_t channelBlock() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  return (isa & avx512) == avx512 ? 16 : 8;
+}
+
 class OneDnnBackend final : public DelegateBackend {
  public:
   OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows, PluginOption<int64_t> min_macs,
@@ -110,7 +119,7 @@ class OneDnnBackend final : public DelegateBackend {
     // Not in bf16: there the blocked kernels measured no faster (mobilenet_v2, Zen 4,
     // one thread: b1 4.43 vs 4.33 ms, b8 31.9 vs 32.4) and the stem has none at all.
     if (blocked_.get(ctx.options) && !o.bf16) {
-      o.block = hasAvx512() ? 16 : 8;
+      o.block = channelBlock();
       o.blocked_output = computesBlocked(node);
       o.blocked_input = arrivesBlocked(chain->nodes[0]->input(0));
       o.blocked_other = chain->add && arrivesBlocked(chain->add->input(chain->add_other));
