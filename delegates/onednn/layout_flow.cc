@@ -49,7 +49,10 @@ bool takesNhwc(const Node& reader) {
       "aten::max_pool2d", "aten::max_pool2d_with_indices", "aten::avg_pool2d", "aten::adaptive_avg_pool2d",
       "aten::relu",       "aten::relu6",                   "aten::hardtanh",   "aten::add.Tensor",
       "aten::mul.Tensor", "aten::sigmoid",                 "aten::silu",       "aten::hardswish",
-      "aten::cat",        "aten::mean.dim"};
+      "aten::cat",        "aten::mean.dim",
+      // They read only the logical sizes, which an NHWC tensor has as an NCHW one does
+      // (EfficientNet's squeeze-excite checks the rank before it pools).
+      "aten::size",       "aten::size.int", "aten::dim"};
   if (reader.kind() == kDelegateKind) return isConvPartition(reader);
   return kOps.count(outOfPlaceKey(reader.key())) != 0;  // in-place forms keep the layout too
 }

@@ -146,5 +146,27 @@ TEST(OneDnnBlockedLayout, AConvolutionWithoutABlockedKernelReordersItsResult) {
       .run();
 }
 
+// A reader of the sizes alone (EfficientNet's squeeze-excite checks the rank) leaves a
+// result NHWC: no conversion to NCHW for it.
+TEST(OneDnnBlockedLayout, SizeReadersKeepTheResultNhwc) {
+  const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w1", {16, 8, 3, 3}) + constTensorIR("w2", {4, 16, 1, 1}) +
+                         "  %none : NoneType = prim::Constant()\n"
+                         "  %s1 : int[] = prim::Constant[value=[1, 1]]()\n"
+                         "  %p0 : int[] = prim::Constant[value=[0, 0]]()\n"
+                         "  %g1 : int = prim::Constant[value=1]()\n"
+                         "  %c1 : Tensor = aten::conv2d(%x, %w1, %none, %s1, %s1, %s1, %g1)\n"
+                         "  %r1 : Tensor = aten::relu(%c1)\n"
+                         "  %sz : int[] = aten::size(%r1)\n"
+                         "  %rank : int = aten::len(%sz)\n"
+                         "  %c2 : Tensor = aten::conv2d(%r1, %w2, %none, %s1, %p0, %s1, %g1)\n"
+                         "  %out : (Tensor, int) = prim::TupleConstruct(%c2, %rank)\n"
+                         "  return (%out)\n";
+  const std::vector<std::string> d = delegateDetails(*Module::fromIR(ir, options(true), "size-reader"));
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_TRUE(has(d[0], "output: nhwc")) << d[0];
+  EXPECT_FALSE(has(d[0], "-> nchw")) << d[0];
+  OpTester(ir).options(options(true)).withDelegates().tolerance(kTol).inputs({at::randn({2, 8, 6, 7})}).run();
+}
+
 }  // namespace
 }  // namespace brisk::testing
