@@ -203,6 +203,8 @@ class FusedConv final : public CompiledPartition {
       c.push_back("input: " + std::string(layoutName(x_blocked_ ? Layout::kBlocked : Layout::kNhwc, block_)) +
                   (x_type_ == at::kBFloat16 ? " bf16" : "") + " from a convolution partition" +
                   (x_blocked_ == blocked_ ? "" : ", to " + compute + type));
+    else if (blocked_)  // a stem: oneDNN reads a few-channel NCHW image as it is where it can
+      c.push_back("input: nchw read as it is into a " + compute + " result where oneDNN can, else to " + compute + type);
     else
       c.push_back("input: to " + compute + type + " unless already " + compute + type);
     if (other_input_ >= 0 && (other_blocked_ || other_type_ == at::kBFloat16))
