@@ -192,7 +192,6 @@ class FusedLinear final : public CompiledPartition {
       b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
   }
 
-  // Built on a Runtime's first call with `rows` input rows, kept for the Module's life.
   // Packs the weight now, in the blocking oneDNN's matmul asks for at 64 rows, so that
   // the copy (and the freeing of releasable dense bytes) happens at load, not in the
   // first inference: on AVX-512 the blocking does not depend on the row count (checked
@@ -211,6 +210,7 @@ class FusedLinear final : public CompiledPartition {
     }
   }
 
+  // Built on a Runtime's first call with `rows` input rows, kept for the Module's life.
   std::unique_ptr<const LinearPlan> plan(int64_t rows) const {
     auto p = std::make_unique<LinearPlan>();
     const auto cdt = bf16_ ? bf16 : f32;
