@@ -116,6 +116,8 @@ struct ConvPlan {
   // faster than ATen's contiguous(channels_last) on these shapes (a 3-channel 224x224
   // image, b8: 326 vs 856 us on Zen 3).
   std::array<Conversion, kLayouts> x_from, other_from;
+  // An NCHW fp32 source becomes the NHWC fp32 `src`: brisk's own transpose may do it.
+  bool nchw_to_nhwc = false;
   dnnl::memory::desc nchw_dst;
   dnnl::reorder to_nchw;  // the result, when a reader needs NCHW
   // A blocked partition's plan computed in NHWC (no blocked kernel): the result's
@@ -366,8 +368,7 @@ class FusedConv final : public CompiledPartition {
     }
     at::Tensor converted = bufferFor(p.src, x);
     b.src.set_data_handle(converted.data_ptr());
-    if (l == Layout::kNchw && p.src == dnnl::memory::desc(c.from.get_dims(), f32, tag::nhwc) &&
-        ownTranspose(x.size(1))) {
+    if (l == Layout::kNchw && p.nchw_to_nhwc && ownTranspose(x.size(1))) {
       out::transposePlanes(x.data_ptr<float>(), static_cast<float*>(converted.data_ptr()), x.size(0), x.size(1),
                            x.size(2) * x.size(3));
     } else {
@@ -452,6 +453,7 @@ class FusedConv final : public CompiledPartition {
           conversion(dnnl::memory::desc(src, xdt, tagOf(Layout::kBlocked, block_)), p->src);
     } else {
       p->x_from[static_cast<size_t>(Layout::kNchw)] = conversion(dnnl::memory::desc(src, xdt, tag::nchw), p->src);
+      p->nchw_to_nhwc = xdt == f32 && p->src == dnnl::memory::desc(src, f32, tag::nhwc);
       p->x_from[static_cast<size_t>(Layout::kNhwc)] = conversion(dnnl::memory::desc(src, xdt, tag::nhwc), p->src);
     }
     if (!blocked_ && !nhwc_output_) {

@@ -199,15 +199,21 @@ class FusedLinear final : public CompiledPartition {
   // blocking packs that one on its first call, as before.
   void packAtLoad() {
     try {
-      const auto cdt = bf16_ ? bf16 : f32;
-      dnnl::matmul::primitive_desc pd(cpuEngine(), dnnl::memory::desc({64, in_features_}, cdt, tag::ab),
-                                      dnnl::memory::desc({in_features_, out_features_}, cdt, tag::any),
-                                      bias_.defined() ? bias_md_ : dnnl::memory::desc(),
-                                      dnnl::memory::desc({64, out_features_}, f32, tag::ab));
-      weights_->get(pd.weights_desc());
+      weights_->get(matmulPd(dnnl::memory::desc({64, in_features_}, bf16_ ? bf16 : f32, tag::ab),
+                             dnnl::memory::desc({64, out_features_}, f32, tag::ab), dnnl::primitive_attr())
+                        .weights_desc());
     } catch (const dnnl::error&) {
       // No kernel at that row count: the first call's plan packs (or falls back).
     }
+  }
+
+  // oneDNN's matmul from `src` to `dst` on this layer's weight (in the blocking oneDNN
+  // picks, of src's type) and bias; throws dnnl::error when oneDNN has no kernel.
+  dnnl::matmul::primitive_desc matmulPd(const dnnl::memory::desc& src, const dnnl::memory::desc& dst,
+                                        const dnnl::primitive_attr& attr) const {
+    return dnnl::matmul::primitive_desc(cpuEngine(), src,
+                                        dnnl::memory::desc({in_features_, out_features_}, src.get_data_type(), tag::any),
+                                        bias_.defined() ? bias_md_ : dnnl::memory::desc(), dst, attr);
   }
 
   // Built on a Runtime's first call with `rows` input rows, kept for the Module's life.
@@ -228,8 +234,7 @@ class FusedLinear final : public CompiledPartition {
     attr.set_post_ops(ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     try {
-      dnnl::matmul::primitive_desc pd(cpuEngine(), p->src, dnnl::memory::desc({in_features_, out_features_}, cdt, tag::any),
-                                      bias_.defined() ? bias_md_ : dnnl::memory::desc(), p->dst, attr);
+      const dnnl::matmul::primitive_desc pd = matmulPd(p->src, p->dst, attr);
       p->prim = dnnl::matmul(pd);
       p->weights = weights_->get(pd.weights_desc());
       p->scratch_bytes = pd.scratchpad_desc().get_size();

@@ -57,6 +57,12 @@ Options options(bool blocked) {
   return o;
 }
 
+// The interpreter check of `ir` with the onednn delegate, the blocked layout on or off.
+OpTester delegated(const std::string& ir, bool blocked) {
+  return std::move(OpTester(ir).options(options(blocked)).withDelegates().tolerance(kTol).expectKernel(
+      kDelegateKind, KernelKind::kDelegate));
+}
+
 std::vector<std::string> delegateDetails(const Module& m) {
   std::vector<std::string> d;
   for (const NodeKernelInfo& k : m.kernelReport())
@@ -85,11 +91,7 @@ TEST(OneDnnBlockedLayout, RegionFromTheStemToTheFirstResultThatLeaves) {
 TEST(OneDnnBlockedLayout, OutputsMatchTheInterpreterWithTheLayoutOnAndOff) {
   for (bool blocked : {true, false}) {
     SCOPED_TRACE(blocked ? "blocked" : "nhwc");
-    OpTester(regionIR())
-        .options(options(blocked))
-        .withDelegates()
-        .tolerance(kTol)
-        .expectKernel(kDelegateKind, KernelKind::kDelegate)
+    delegated(regionIR(), blocked)
         .inputs({at::randn({1, 3, 17, 13})})
         .inputs({at::randn({3, 3, 8, 9})})
         .inputs({at::randn({2, 3, 1, 1})})
@@ -136,11 +138,7 @@ TEST(OneDnnBlockedLayout, AConvolutionWithoutABlockedKernelReordersItsResult) {
   const std::vector<std::string> d = delegateDetails(*Module::fromIR(ir, options(true), "reordered"));
   ASSERT_EQ(d.size(), 4u);
   for (size_t i = 0; i < 3; ++i) EXPECT_TRUE(has(d[i], "output: nChw")) << d[i];
-  OpTester(ir)
-      .options(options(true))
-      .withDelegates()
-      .tolerance(kTol)
-      .expectKernel(kDelegateKind, KernelKind::kDelegate)
+  delegated(ir, true)
       .inputs({at::randn({1, 3, 10, 12})})
       .inputs({at::randn({2, 3, 5, 5})})
       .run();
@@ -165,7 +163,7 @@ TEST(OneDnnBlockedLayout, SizeReadersKeepTheResultNhwc) {
   ASSERT_EQ(d.size(), 2u);
   EXPECT_TRUE(has(d[0], "output: nhwc")) << d[0];
   EXPECT_FALSE(has(d[0], "-> nchw")) << d[0];
-  OpTester(ir).options(options(true)).withDelegates().tolerance(kTol).inputs({at::randn({2, 8, 6, 7})}).run();
+  delegated(ir, true).inputs({at::randn({2, 8, 6, 7})}).run();
 }
 
 }  // namespace

@@ -65,6 +65,23 @@ at::Tensor runTwice(Module& m, const at::Tensor& x) {
   return second;
 }
 
+// libtorch's own dynamic int8 op `op` (quantized::linear_dynamic or
+// quantized::linear_relu_dynamic) on x, with the test layer's weights quantized as the
+// plugin does (per channel, symmetric, scale max |w| / 127) and the plugin's activation
+// range (8 bits with fbgemm's VNNI kernels, else 7).
+at::Tensor libtorchInt8(const char* op, const at::Tensor& x) {
+  const at::Tensor w = constTensor({kOut, kIn}), b = constTensor({kOut});
+  const at::Tensor scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12).to(at::kDouble);
+  const at::Tensor wq = at::quantize_per_channel(w, scales, at::zeros({kOut}, at::kLong), 0, at::kQInt8);
+  auto& d = c10::Dispatcher::singleton();
+  torch::jit::Stack s{wq, b};
+  d.findSchemaOrThrow("quantized::linear_prepack", "").callBoxed(s);
+  const bool reduce_range = !fbgemm::fbgemmHasAvx512VnniSupport();
+  torch::jit::Stack st{x.reshape({-1, kIn}), s.at(0), reduce_range};
+  d.findSchemaOrThrow(op, "").callBoxed(st);
+  return st.at(0).toTensor().reshape(at::linear(x, w, b).sizes());
+}
+
 std::vector<at::Tensor> shapes() { return {at::randn({16, kIn}), at::randn({3, 7, kIn}), at::randn({1, kIn})}; }
 
 TEST(QuantizedLinear, NoPrecisionChangesNothing) {
@@ -117,24 +134,14 @@ TEST(QuantizedLinear, Fp16WeightsAreFp32ArithmeticOnRoundedWeights) {
 // activation at the top of its range against weights of one sign.
 TEST(QuantizedLinear, Int8DynamicIsLibtorchsDynamicLinear) {
   const at::Tensor w = constTensor({kOut, kIn}), b = constTensor({kOut});
-  const at::Tensor scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12).to(at::kDouble);
-  const at::Tensor wq = at::quantize_per_channel(w, scales, at::zeros({kOut}, at::kLong), 0, at::kQInt8);
-  auto& d = c10::Dispatcher::singleton();
-  torch::jit::Stack s{wq, b};
-  d.findSchemaOrThrow("quantized::linear_prepack", "").callBoxed(s);
-  const c10::IValue packed = s.at(0);
-  const c10::OperatorHandle dynamic = d.findSchemaOrThrow("quantized::linear_dynamic", "");
   auto m = load(kLinearIR, {"int8_dynamic"}, "int8");
   const NodeKernelInfo* k = kernelFor(*m, "ops_quantized::linear_int8_dynamic");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->provider, "ops_quantized");
-  const bool reduce_range = !fbgemm::fbgemmHasAvx512VnniSupport();
   std::vector<at::Tensor> inputs = shapes();
   inputs.push_back(at::full({4, kIn}, 3.0f) * at::sign(w.select(0, 0)));
   for (const at::Tensor& x : inputs) {
-    torch::jit::Stack st{x.reshape({-1, kIn}), packed, reduce_range};
-    dynamic.callBoxed(st);
-    const at::Tensor want = st.at(0).toTensor().reshape(at::linear(x, w, b).sizes());
+    const at::Tensor want = libtorchInt8("quantized::linear_dynamic", x);
     const at::Tensor got = runTwice(*m, x);
     EXPECT_TRUE(bitEqual(got, want));
     const at::Tensor exact = at::linear(x, w, b);
@@ -146,15 +153,6 @@ TEST(QuantizedLinear, Int8DynamicIsLibtorchsDynamicLinear) {
 // quantized::linear_relu_dynamic on the same int8 weights, bit for bit. A relu that
 // shares the result with another reader stays apart.
 TEST(QuantizedLinear, Int8DynamicTakesTheReluThatAloneReadsIt) {
-  const at::Tensor w = constTensor({kOut, kIn}), b = constTensor({kOut});
-  const at::Tensor scales = (w.abs().amax(1) / 127.0).clamp_min(1e-12).to(at::kDouble);
-  const at::Tensor wq = at::quantize_per_channel(w, scales, at::zeros({kOut}, at::kLong), 0, at::kQInt8);
-  auto& d = c10::Dispatcher::singleton();
-  torch::jit::Stack s{wq, b};
-  d.findSchemaOrThrow("quantized::linear_prepack", "").callBoxed(s);
-  const c10::IValue packed = s.at(0);
-  const c10::OperatorHandle dynamic_relu = d.findSchemaOrThrow("quantized::linear_relu_dynamic", "");
-  const bool reduce_range = !fbgemm::fbgemmHasAvx512VnniSupport();
   for (const char* relu : {"aten::relu", "aten::relu_"}) {
     SCOPED_TRACE(relu);
     const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w", {kOut, kIn}) + constTensorIR("b", {kOut}) +
@@ -164,12 +162,8 @@ TEST(QuantizedLinear, Int8DynamicTakesTheReluThatAloneReadsIt) {
     ASSERT_NE(kernelFor(*m, "ops_quantized::linear_int8_dynamic_relu"), nullptr);
     EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr);
     EXPECT_EQ(kernelFor(*m, relu), nullptr);
-    for (const at::Tensor& x : shapes()) {
-      torch::jit::Stack st{x.reshape({-1, kIn}), packed, reduce_range};
-      dynamic_relu.callBoxed(st);
-      const at::Tensor want = st.at(0).toTensor().reshape(at::linear(x, w, b).sizes());
-      EXPECT_TRUE(bitEqual(runTwice(*m, x), want));
-    }
+    for (const at::Tensor& x : shapes())
+      EXPECT_TRUE(bitEqual(runTwice(*m, x), libtorchInt8("quantized::linear_relu_dynamic", x)));
   }
   const std::string shared = "graph(%x : Tensor):\n" + constTensorIR("w", {kOut, kIn}) + constTensorIR("b", {kOut}) +
                              "  %y : Tensor = aten::linear(%x, %w, %b)\n  %r : Tensor = aten::relu(%y)\n"
