@@ -44,10 +44,11 @@ using tag = dnnl::memory::format_tag;
 constexpr auto f32 = dnnl::memory::data_type::f32;
 constexpr auto bf16 = dnnl::memory::data_type::bf16;
 
-// Layout conversions at the edges with brisk's own transpose (layout_transpose.h, 1.4-1.8x
-// oneDNN's reorder on one Zen 3 core) when they run on one thread; with more intra-op
-// threads oneDNN's reorder splits the work. Fewer than 8 channels (an RGB image) have
-// no 8x8 blocks: oneDNN's reorder.
+// Layout conversions at the edges between NCHW and NHWC, and from blocked to NCHW, with
+// brisk's own transposes (layout_transpose.h: 1.3-6x faster than oneDNN's reorder on
+// one Zen 4 core) when they run on one thread; with more intra-op threads oneDNN's
+// reorder splits the work. Fewer than 8 channels (an RGB image) have no 8x8 blocks:
+// oneDNN's reorder.
 bool ownTranspose(int64_t channels) { return channels >= 8 && at::get_num_threads() == 1; }
 
 // How an activation tensor is laid out: plain NCHW or NHWC (4-d), or oneDNN's blocked
@@ -118,18 +119,20 @@ struct ConvPlan {
   std::array<Conversion, kLayouts> x_from, other_from;
   // An NCHW fp32 source becomes the NHWC fp32 `src`: brisk's own transpose may do it.
   bool nchw_to_nhwc = false;
-  dnnl::memory::desc nchw_dst;
-  dnnl::reorder to_nchw;  // the result, when a reader needs NCHW
-  // A blocked partition's plan computed in NHWC (no blocked kernel): the result's
-  // blocked form, and the reorder into it.
-  std::optional<dnnl::memory::desc> blocked_dst;
-  dnnl::reorder to_blocked;
+  // The result as the readers take it, when the primitive computes it in another
+  // layout: an NCHW reader of an NHWC or blocked computation, a blocked region's exit,
+  // a blocked partition that got only a reference kernel (computed NHWC instead).
+  std::optional<dnnl::memory::desc> out;
+  dnnl::reorder to_out;
+  // fp32 to NCHW, which brisk's own transposes may do: from NHWC (ownTranspose), from
+  // blocked (unblockPlanes).
+  enum class Own { kNone, kFromNhwc, kFromBlocked } own_out = Own::kNone;
 };
 
 // A Runtime's memory objects for one plan: rebound to the call's tensors each call.
 struct BoundPlan {
   const ConvPlan* plan = nullptr;
-  dnnl::memory src, dst, other, scratch, mid, nchw_dst, blocked_dst;
+  dnnl::memory src, dst, other, scratch, mid, out;
   std::array<dnnl::memory, kLayouts> x_from, other_from;
 };
 
@@ -142,13 +145,15 @@ class FusedConv final : public CompiledPartition {
  public:
   FusedConv(const FusionChain& c, const Partition& partition, const ConvOptions& o)
       : chain_(c.str()),
-        nhwc_output_(o.nhwc_output),
         bf16_(o.bf16),
         bf16_output_(o.bf16 && o.bf16_output),
         x_type_(o.bf16 && o.bf16_input ? at::kBFloat16 : at::kFloat),
         other_type_(o.bf16 && o.bf16_other ? at::kBFloat16 : at::kFloat),
         block_(o.block),
-        blocked_(o.block > 0 && o.blocked_output),
+        blocked_(o.block > 0 && (o.blocked_output || o.blocked_exit)),
+        out_layout_(o.block > 0 && o.blocked_output ? Layout::kBlocked
+                    : o.nhwc_output                 ? Layout::kNhwc
+                                                    : Layout::kNchw),
         x_blocked_(o.block > 0 && o.blocked_input),
         other_blocked_(o.block > 0 && o.blocked_other),
         conv_(*c.nodes[0], c.bn, partition.releasable) {
@@ -205,7 +210,7 @@ class FusedConv final : public CompiledPartition {
       c.push_back("input: " + std::string(layoutName(x_blocked_ ? Layout::kBlocked : Layout::kNhwc, block_)) +
                   (x_type_ == at::kBFloat16 ? " bf16" : "") + " from a convolution partition" +
                   (x_blocked_ == blocked_ ? "" : ", to " + compute + type));
-    else if (blocked_)  // a stem: oneDNN reads a few-channel NCHW image as it is where it can
+    else if (blocked_ && conv_.in_channels < 8)  // a stem: oneDNN reads a few-channel image as it is where it can
       c.push_back("input: nchw read as it is into a " + compute + " result where oneDNN can, else to " + compute + type);
     else
       c.push_back("input: to " + compute + type + " unless already " + compute + type);
@@ -216,9 +221,12 @@ class FusedConv final : public CompiledPartition {
     else if (other_input_ >= 0 && blocked_)
       c.push_back("residual: to " + compute);
     const std::string out_type = bf16_output_ ? " bf16" : "";
-    c.push_back(blocked_ ? "output: " + compute + out_type + " (read by convolution partitions only)"
-                : nhwc_output_ ? "output: nhwc" + out_type
-                               : "output: nhwc -> nchw");
+    if (out_layout_ == Layout::kBlocked)
+      c.push_back("output: " + compute + out_type + " (read by convolution partitions only)");
+    else if (out_layout_ == Layout::kNhwc)
+      c.push_back(blocked_ ? "output: " + compute + " -> nhwc" : "output: nhwc" + out_type);
+    else
+      c.push_back("output: " + compute + " -> nchw");
     return c;
   }
   bool outputPlannable() const override { return true; }
@@ -281,11 +289,13 @@ class FusedConv final : public CompiledPartition {
     if (b.plan != &p || slot == ShapeCache<ConvPlan>::kSlots) bind(b, p);
     const at::Tensor x = source(x0, *xl, p, b, st);
     const auto out_type = bf16_output_ ? at::kBFloat16 : at::kFloat;
-    at::Tensor y = blocked_ ? at::empty({out[0], blocks(out_channels), oh, ow, block_}, x0.options().dtype(out_type))
-                            : at::empty(out, x0.options().dtype(out_type).memory_format(at::MemoryFormat::ChannelsLast));
+    const at::TensorOptions y_options = x0.options().dtype(out_type);
+    at::Tensor y = out_layout_ == Layout::kBlocked ? at::empty({out[0], blocks(out_channels), oh, ow, block_}, y_options)
+                   : out_layout_ == Layout::kNhwc  ? at::empty(out, y_options.memory_format(at::MemoryFormat::ChannelsLast))
+                                                   : at::empty(out, y_options);
     at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
     if (scratch.defined()) b.scratch.set_data_handle(scratch.data_ptr());
-    const at::Tensor computed = p.blocked_dst ? bufferFor(p.dst, x) : y;
+    const at::Tensor computed = p.out ? bufferFor(p.dst, x) : y;
     b.dst.set_data_handle(computed.data_ptr());
     at::Tensor mid;
     if (p.split) {
@@ -326,22 +336,18 @@ class FusedConv final : public CompiledPartition {
       if (scratch.defined()) args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
       st.execute(p.dw_prim, args, n);
     }
-    if (p.blocked_dst) {
-      b.blocked_dst.set_data_handle(y.data_ptr());
-      st.reorder(p.to_blocked, b.dst, b.blocked_dst);
-    }
-    if (blocked_ || nhwc_output_) {
-      ctx.output(0) = std::move(y);
-    } else {
-      at::Tensor nchw = at::empty(y.sizes(), y.options().memory_format(at::MemoryFormat::Contiguous));
-      if (ownTranspose(out_channels)) {
-        out::transposePlanes(y.data_ptr<float>(), nchw.data_ptr<float>(), y.size(0), oh * ow, out_channels);
+    if (p.out) {
+      const auto* from = static_cast<const float*>(computed.data_ptr());
+      if (p.own_out == ConvPlan::Own::kFromNhwc && ownTranspose(out_channels)) {
+        out::transposePlanes(from, y.data_ptr<float>(), y.size(0), oh * ow, out_channels);
+      } else if (p.own_out == ConvPlan::Own::kFromBlocked && ownTranspose(out_channels)) {
+        out::unblockPlanes(from, y.data_ptr<float>(), y.size(0), out_channels, oh * ow, block_);
       } else {
-        b.nchw_dst.set_data_handle(nchw.data_ptr());
-        st.reorder(p.to_nchw, b.dst, b.nchw_dst);
+        b.out.set_data_handle(y.data_ptr());
+        st.reorder(p.to_out, b.dst, b.out);
       }
-      ctx.output(0) = std::move(nchw);
     }
+    ctx.output(0) = std::move(y);
     return true;
   }
 
@@ -392,14 +398,13 @@ class FusedConv final : public CompiledPartition {
     b.plan = &p;
     b.src = unboundMemory(p.src);
     b.dst = unboundMemory(p.dst);
-    b.nchw_dst = unboundMemory(p.nchw_dst);
     for (size_t l = 0; l < kLayouts; ++l) {
       if (p.x_from[l].needed) b.x_from[l] = unboundMemory(p.x_from[l].from);
       if (p.other_from[l].needed) b.other_from[l] = unboundMemory(p.other_from[l].from);
     }
     if (p.other) b.other = unboundMemory(*p.other);
     if (p.split) b.mid = unboundMemory(p.mid);
-    if (p.blocked_dst) b.blocked_dst = unboundMemory(*p.blocked_dst);
+    if (p.out) b.out = unboundMemory(*p.out);
     if (p.scratch_bytes)
       b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
   }
@@ -456,9 +461,11 @@ class FusedConv final : public CompiledPartition {
       p->nchw_to_nhwc = xdt == f32 && p->src == dnnl::memory::desc(src, f32, tag::nhwc);
       p->x_from[static_cast<size_t>(Layout::kNhwc)] = conversion(dnnl::memory::desc(src, xdt, tag::nhwc), p->src);
     }
-    if (!blocked_ && !nhwc_output_) {
-      p->nchw_dst = dnnl::memory::desc(dst, f32, tag::nchw);
-      p->to_nchw = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), p->nchw_dst));
+    if (const tag ot = tagOf(out_layout_, block_); ot != ct) {
+      p->out = dnnl::memory::desc(dst, p->dst.get_data_type(), ot);
+      p->to_out = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), *p->out));
+      if (ot == tag::nchw && p->dst.get_data_type() == f32)
+        p->own_out = ct == tag::nhwc ? ConvPlan::Own::kFromNhwc : ConvPlan::Own::kFromBlocked;
     }
     const dnnl::post_ops ops = anchorOps();
     bool reference = false;  // a split depthwise step got only oneDNN's reference kernel
@@ -490,15 +497,9 @@ class FusedConv final : public CompiledPartition {
     auto pd = convPd(conv_, p->src, p->split ? p->mid : p->dst, ops);
     if (!pd) return p;
     if (blocked && (reference || isReference(*pd))) {
-      // No blocked kernel for this one (a dense convolution over 8 channels; bf16 over
-      // an image's few): compute in NHWC and reorder the result into the blocked layout
-      // the readers take.
-      std::unique_ptr<ConvPlan> q = plan(key, false);
-      if (q->ok) {
-        q->blocked_dst = dnnl::memory::desc(dst, q->dst.get_data_type(), ct);
-        q->to_blocked = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), q->dst, cpuEngine(), *q->blocked_dst));
-      }
-      return q;
+      // No blocked kernel for this one (a dense convolution over 8 channels): compute
+      // in NHWC, and reorder the result into the layout the readers take.
+      return plan(key, false);
     }
     p->prim = dnnl::convolution_forward(*pd);
     p->scratch_bytes = std::max(p->scratch_bytes, pd->scratchpad_desc().get_size());
@@ -526,12 +527,12 @@ class FusedConv final : public CompiledPartition {
   }
 
   std::string chain_;
-  bool nhwc_output_;
   bool bf16_;                        // source and weights in bf16 (ConvOptions)
   bool bf16_output_;                 // the result in bf16 too
   at::ScalarType x_type_, other_type_;  // what the source and residual arrive as
   int64_t block_;                    // ConvOptions::block
-  bool blocked_;                     // compute (and leave the result) in the blocked layout
+  bool blocked_;                     // compute in the blocked layout
+  Layout out_layout_;                // the result as the readers take it
   bool x_blocked_, other_blocked_;   // the source / residual come blocked from a partition
   ConvWeights conv_;                 // batch norm folded
   std::unique_ptr<ConvWeights> dw_;  // the fused depthwise step, or null

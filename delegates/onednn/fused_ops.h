@@ -44,6 +44,10 @@ struct ConvOptions {
   // with bf16, the producer and its readers decide it from the same graph.
   int64_t block = 0;
   bool blocked_output = false, blocked_input = false, blocked_other = false;
+  // Compute in the blocked layout though the result leaves for readers outside the
+  // backend (the end of a blocked region), converting it on the way out as
+  // `nhwc_output` says.
+  bool blocked_exit = false;
 };
 std::unique_ptr<CompiledPartition> compileConv(const FusionChain& chain, const Partition& p, const ConvOptions& o);
 std::unique_ptr<CompiledPartition> compileLinear(const FusionChain& chain, const Partition& p,

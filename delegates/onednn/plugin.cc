@@ -121,6 +121,7 @@ class OneDnnBackend final : public DelegateBackend {
     if (blocked_.get(ctx.options) && !o.bf16) {
       o.block = channelBlock();
       o.blocked_output = computesBlocked(node);
+      o.blocked_exit = exitsBlocked(node);
       o.blocked_input = arrivesBlocked(chain->nodes[0]->input(0));
       o.blocked_other = chain->add && arrivesBlocked(chain->add->input(chain->add_other));
     }

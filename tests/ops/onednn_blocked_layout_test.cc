@@ -1,11 +1,12 @@
 // The onednn delegate's blocked layout between convolution partitions
 // (delegates/onednn/layout_flow.h): a region that starts at a stem over an image and
 // runs through depthwise and pointwise convolutions passes its results as nChw16c (or
-// nChw8c) tensors, residual operand included, and the first partition whose result
-// leaves the backend converts its source once. The outputs match the interpreter on
+// nChw8c) tensors, residual operand included. The outputs match the interpreter on
 // several shapes (channel counts that do not fill a block among them), repeated runs
 // and untouched inputs, with the layout on and off; brisk inspect says which partition
-// computes in which layout.
+// computes in which layout. A region also starts at a model input of many channels, and
+// its last partition computes blocked where its convolution prefers that, converting
+// the result on the way out.
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -81,11 +82,14 @@ TEST(OneDnnBlockedLayout, RegionFromTheStemToTheFirstResultThatLeaves) {
     EXPECT_TRUE(has(d[i], " in nChw")) << "partition " << i << " computes blocked";
     EXPECT_TRUE(has(d[i], "output: nChw")) << "and writes its result blocked";
   }
-  for (size_t i = 1; i < 4; ++i) EXPECT_TRUE(has(d[i], "input: nChw")) << d[i];
+  for (size_t i = 1; i < 5; ++i) EXPECT_TRUE(has(d[i], "input: nChw")) << d[i];
   EXPECT_TRUE(has(d[3], "residual: nChw")) << d[3];
-  EXPECT_TRUE(has(d[4], " in nhwc")) << d[4];
-  EXPECT_TRUE(has(d[4], "from a convolution partition, to nhwc")) << d[4];
-  EXPECT_TRUE(has(d[4], "output: nhwc -> nchw")) << d[4];
+  // The exit: a pointwise convolution computes blocked too, and converts its result
+  // for the flatten (8 channels: half a block).
+  EXPECT_TRUE(has(d[4], " in nChw")) << d[4];
+  EXPECT_FALSE(has(d[4], "from a convolution partition, to")) << d[4];
+  EXPECT_TRUE(has(d[4], "output: nChw")) << d[4];
+  EXPECT_TRUE(has(d[4], " -> nchw")) << d[4];
 }
 
 TEST(OneDnnBlockedLayout, OutputsMatchTheInterpreterWithTheLayoutOnAndOff) {
@@ -100,19 +104,82 @@ TEST(OneDnnBlockedLayout, OutputsMatchTheInterpreterWithTheLayoutOnAndOff) {
   }
 }
 
-TEST(OneDnnBlockedLayout, OffOrWithoutAStemEverythingStaysNhwc) {
-  for (const NodeKernelInfo& k : Module::fromIR(regionIR(), options(false), "off")->kernelReport())
-    if (k.op == kDelegateKind) EXPECT_FALSE(has(k.detail, "nChw")) << k.detail;
-  // The chain without its stem (the depthwise convolution reads a 16-channel input):
-  // nothing starts a region.
+// regionIR without its stem: the depthwise convolution reads `source` (16 channels).
+std::string withoutStem(const std::string& source) {
   std::string ir = regionIR();
   const size_t stem = ir.find("  %c1 : Tensor");
   ir.erase(stem, ir.find("  %c2 : Tensor") - stem);
-  ir.replace(ir.find("aten::conv2d(%r1,"), 17, "aten::conv2d(%x,");
+  ir.replace(ir.find("aten::conv2d(%r1,"), 17, "aten::conv2d(" + source + ",");
+  return ir;
+}
+
+TEST(OneDnnBlockedLayout, OffOrFromAnOpResultEverythingStaysNhwc) {
+  for (const NodeKernelInfo& k : Module::fromIR(regionIR(), options(false), "off")->kernelReport())
+    if (k.op == kDelegateKind) EXPECT_FALSE(has(k.detail, "nChw")) << k.detail;
+  // The source is an op's result, whose layout the graph does not tell (an NHWC one
+  // would have to be converted into a region where it is read as it is now): nothing
+  // starts a region.
+  std::string ir = withoutStem("%xr");
+  ir.insert(ir.find("  %c2 : Tensor"), "  %xr : Tensor = aten::relu(%x)\n");
   auto m = Module::fromIR(ir, options(true), "no-stem");
   EXPECT_EQ(delegateDetails(*m).size(), 4u);
   for (const NodeKernelInfo& k : m->kernelReport())
     if (k.op == kDelegateKind) EXPECT_FALSE(has(k.detail, "nChw")) << k.detail;
+}
+
+// A model input of many channels starts a region too: it arrives NCHW, and oneDNN
+// converts that to its blocked layout faster than to NHWC.
+TEST(OneDnnBlockedLayout, AModelInputStartsARegion) {
+  const std::string ir = withoutStem("%x");
+  const std::vector<std::string> d = delegateDetails(*Module::fromIR(ir, options(true), "input-region"));
+  ASSERT_EQ(d.size(), 4u);
+  EXPECT_TRUE(has(d[0], "input: to nChw")) << d[0];
+  for (const std::string& detail : d) EXPECT_TRUE(has(detail, " in nChw")) << detail;
+  for (bool blocked : {true, false}) {
+    SCOPED_TRACE(blocked ? "blocked" : "nhwc");
+    delegated(ir, blocked)
+        .inputs({at::randn({1, 16, 17, 13})})
+        .inputs({at::randn({2, 16, 5, 6}).contiguous(at::MemoryFormat::ChannelsLast)})
+        .inputs({at::randn({3, 16, 1, 1})})
+        .run();
+  }
+}
+
+// Two branches from one input into a concatenation, as inception_nofork: 1x1 64 -> 32
+// -> 3x3 32 -> 48, and 1x1 64 -> 16 -> 5x5 16 -> 24. Each branch is a region from the
+// model input to an exit that converts 48 (three whole blocks) and 24 channels (one and
+// a half) to NCHW for the concatenation.
+TEST(OneDnnBlockedLayout, BranchesIntoAConcatenation) {
+  const std::string ir =
+      "graph(%x : Tensor):\n" + constTensorIR("w1", {32, 64, 1, 1}) + constTensorIR("b1", {32}) +
+      constTensorIR("w2", {48, 32, 3, 3}) + constTensorIR("b2", {48}) + constTensorIR("w3", {16, 64, 1, 1}) +
+      constTensorIR("b3", {16}) + constTensorIR("w4", {24, 16, 5, 5}) + constTensorIR("b4", {24}) +
+      "  %s1 : int[] = prim::Constant[value=[1, 1]]()\n"
+      "  %p0 : int[] = prim::Constant[value=[0, 0]]()\n"
+      "  %p2 : int[] = prim::Constant[value=[2, 2]]()\n"
+      "  %g1 : int = prim::Constant[value=1]()\n"
+      "  %one : int = prim::Constant[value=1]()\n"
+      "  %c1 : Tensor = aten::conv2d(%x, %w1, %b1, %s1, %p0, %s1, %g1)\n"
+      "  %r1 : Tensor = aten::relu(%c1)\n"
+      "  %c2 : Tensor = aten::conv2d(%r1, %w2, %b2, %s1, %s1, %s1, %g1)\n"
+      "  %r2 : Tensor = aten::relu(%c2)\n"
+      "  %c3 : Tensor = aten::conv2d(%x, %w3, %b3, %s1, %p0, %s1, %g1)\n"
+      "  %r3 : Tensor = aten::relu(%c3)\n"
+      "  %c4 : Tensor = aten::conv2d(%r3, %w4, %b4, %s1, %p2, %s1, %g1)\n"
+      "  %r4 : Tensor = aten::relu(%c4)\n"
+      "  %l : Tensor[] = prim::ListConstruct(%r2, %r4)\n"
+      "  %y : Tensor = aten::cat(%l, %one)\n"
+      "  return (%y)\n";
+  const std::vector<std::string> d = delegateDetails(*Module::fromIR(ir, options(true), "branches"));
+  ASSERT_EQ(d.size(), 4u);
+  for (const std::string& detail : d) EXPECT_TRUE(has(detail, " in nChw")) << detail;
+  for (bool blocked : {true, false}) {
+    SCOPED_TRACE(blocked ? "blocked" : "nhwc");
+    delegated(ir, blocked)
+        .inputs({at::randn({1, 64, 28, 28})})
+        .inputs({at::randn({2, 64, 9, 7})})
+        .run();
+  }
 }
 
 // stem 3 -> 8 -> dense 3x3 8 -> 8 (oneDNN 3.2 has only its reference kernel for that one
