@@ -102,9 +102,13 @@ class OneDnnBackend final : public DelegateBackend {
     const std::vector<const Node*> nodes(node.block(0)->nodes().begin(), node.block(0)->nodes().end());
     std::optional<FusionChain> chain = parseChain(nodes, &why);
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
-    if (chain->anchor == Anchor::kLinear)
-      return compileLinear(*chain, p,
-                           LinearOptions{min_rows_.get(ctx.options), min_macs_.get(ctx.options), runsBf16(ctx)});
+    if (chain->anchor == Anchor::kLinear) {
+      // In bf16 every row count runs in bf16: brisk's small GEMM is fp32, and at a few
+      // rows a linear layer is bound by its weight's bytes, which bf16 halves
+      // (MobileNetV2's 1280 -> 1000 classifier at one row, Zen 4: 153 -> ~40 us).
+      const bool bf16 = runsBf16(ctx);
+      return compileLinear(*chain, p, LinearOptions{bf16 ? 1 : min_rows_.get(ctx.options), min_macs_.get(ctx.options), bf16});
+    }
     const bool flow_output = flowsBetweenConvs(node.output(0));
     const bool flow_input = flowsBetweenConvs(chain->nodes[0]->input(0));
     const bool flow_other = chain->add && flowsBetweenConvs(chain->add->input(chain->add_other));
@@ -147,7 +151,8 @@ BRISK_PLUGIN(registrar) {
       "faster)");
   auto min_rows = registrar.option<int64_t>(
       "linear_min_rows", 9,
-      "linear layers with fewer input rows than this run on brisk's kernels (its small GEMM) instead of oneDNN");
+      "linear layers with fewer input rows than this run on brisk's kernels (its small GEMM) instead of oneDNN (fp32 "
+      "only: in bf16 every row count runs on oneDNN)");
   auto min_macs = registrar.option<int64_t>(
       "linear_min_macs", brisk::onednn::LinearOptions{}.min_macs,
       "linear calls with fewer multiply-adds (rows x in x out) than this run on brisk's kernels: below it "

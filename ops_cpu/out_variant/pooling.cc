@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "ops_cpu/out_variant/common.h"
+#include "ops_cpu/simd/global_avg_pool_nhwc.h"
 #include "ops_cpu/simd/max_pool_nchw.h"
 #include "ops_cpu/simd/max_pool_nhwc.h"
 
@@ -225,13 +226,22 @@ std::unique_ptr<Kernel> adaptiveAvgPool2d(KernelBuildContext& b) {
                             [&] { return at::adaptive_avg_pool2d(x, size); });
                         return;
                       }
+                      const bool nhwc = x.suggest_memory_format() == at::MemoryFormat::ChannelsLast;
+                      if (nhwc && x.scalar_type() == at::kFloat && x.size(2) * x.size(3) > 0) {
+                        // Own kernel (global_avg_pool_nhwc.h): ATen's strided mean is slow here.
+                        const int64_t n = x.size(0), c = x.size(1);
+                        at::Tensor& o = sizedOut(ctx, {n, c, 1, 1}, x.options());
+                        globalAvgPoolNhwc(x.data_ptr<float>(), o.data_ptr<float>(), n, x.size(2) * x.size(3), c);
+                        o.as_strided_({n, c, 1, 1}, {c, 1, c, c});  // ATen's channels-last strides, as below
+                        return;
+                      }
                       at::Tensor* o = reusableOut(ctx, 0, x.scalar_type());
                       if (!o) {
                         ctx.output(0) = at::empty({0}, x.options());
                         o = &ctx.output(0).toTensor();
                       }
                       at::cpu::mean_out(*o, x, kHW, /*keepdim=*/true, c10::nullopt);
-                      if (x.suggest_memory_format() == at::MemoryFormat::ChannelsLast) {
+                      if (nhwc) {
                         const int64_t n = x.size(0), c = x.size(1);
                         o->as_strided_({n, c, 1, 1}, {c, 1, c, c});
                       }

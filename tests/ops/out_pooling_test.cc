@@ -391,6 +391,12 @@ TEST(OutPooling, AdaptiveAvgPool2dGlobal) {
   OpTester(kGlobalPoolIR)
       .inputs({at::randn({1, 8, 7, 7}).contiguous(at::MemoryFormat::ChannelsLast)})
       .inputs({at::randn({3, 16, 9, 5}).contiguous(at::MemoryFormat::ChannelsLast)})
+      // brisk's own NHWC kernel: 32- and 8-channel vectors and a scalar tail (45), a
+      // few channels only (3), MobileNetV2's head, a 1x1 plane.
+      .inputs({at::randn({2, 45, 3, 4}).contiguous(at::MemoryFormat::ChannelsLast)})
+      .inputs({at::randn({2, 3, 6, 5}).contiguous(at::MemoryFormat::ChannelsLast)})
+      .inputs({at::randn({2, 1280, 7, 7}).contiguous(at::MemoryFormat::ChannelsLast)})
+      .inputs({at::randn({2, 40, 1, 1}).contiguous(at::MemoryFormat::ChannelsLast)})
       .expectKernel("aten::adaptive_avg_pool2d", kOut)
       .run();
   expectSameLayout(kGlobalPoolIR, {at::randn({2, 8, 7, 7}).contiguous(at::MemoryFormat::ChannelsLast),
