@@ -4,6 +4,7 @@
 
 #include "core/graph/effects.h"
 #include "core/graph/graph.h"
+#include "core/graph/quantized_decomposed.h"
 
 namespace brisk {
 namespace {
@@ -18,6 +19,19 @@ bool isGenerator(const c10::TypePtr& t) {
 
 std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& name, const c10::FunctionSchema& schema,
                                                       const std::vector<Value*>& inputs) {
+  if (isQuantizedDecomposed(name.name)) {
+    // PT2E's dequantize of an int8 weight: its float weight, computed once (brisk's own
+    // implementation, whether or not the dispatcher has PyTorch's Python one).
+    const std::string key = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+    const std::optional<QuantizedOp> op = quantizedOpFor(key);
+    if (!op) return std::nullopt;
+    std::vector<c10::IValue> args;
+    for (const Value* v : inputs) {
+      if (!v->isConstant()) return std::nullopt;
+      args.push_back(v->constant());
+    }
+    return std::vector<at::Tensor>{runQuantizedDecomposed(*op, args, key)};
+  }
   if (name.name.rfind("aten::", 0) != 0 || schema.returns().empty() || schema.is_mutable() ||
       nondeterministic(name.name))
     return std::nullopt;

@@ -59,7 +59,9 @@ bool takesNhwc(const Node& reader) {
       "aten::cat",        "aten::mean.dim",
       // They read only the logical sizes, which an NHWC tensor has as an NCHW one does
       // (EfficientNet's squeeze-excite checks the rank before it pools).
-      "aten::size",       "aten::size.int", "aten::dim"};
+      "aten::size",       "aten::size.int", "aten::dim",
+      // PT2E's activation quantization: elementwise, the result in the input's layout.
+      "quantized_decomposed::quantize_per_tensor", "quantized_decomposed::quantize_per_tensor.tensor"};
   if (reader.kind() == kDelegateKind) return isConvPartition(reader);
   return kOps.count(outOfPlaceKey(reader.key())) != 0;  // in-place forms keep the layout too
 }

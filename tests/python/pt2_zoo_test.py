@@ -30,12 +30,17 @@ ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
 ZOO_MODELS = ["resnet18", "mobilenet_v2", "mlp", "deepandwide", "transformer", "inception_fork",
               "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100",
               "lstm_tagger", "gru_encoder"]
-EXTRA = ["mlp.dyn", "resnet18.dyn", "cond_model", "while_model", "pytree_io"]
+EXTRA = ["mlp.dyn", "resnet18.dyn", "cond_model", "while_model", "pytree_io", "pt2e_convnet"]
 IR_SUFFIX = {"export": ".pt2", "core": ".core.pt2"}
 # As the other zoo tests: rtol 1e-4, and an atol scaled to the tensor's largest |value|
 # (sums in another order carry rounding errors relative to their terms, and core ATen
 # decomposes linear / LSTM differently from the kernels the reference ran).
 RTOL, ATOL_SCALE = 1e-4, 1e-5
+# Quantized programs: an activation that lands within rounding of a step boundary of its
+# quantize_per_tensor can round to the other step when brisk's convolution sums in
+# another order, which moves the output by a fraction of a step (pt2e_convnet: one
+# flipped activation before the mean of 225 moves a logit by about 0.02 * 0.2 / 225).
+ATOL_SCALES = {"pt2e_convnet": 2e-3}
 RUNS = 3
 
 
@@ -68,7 +73,7 @@ def clone(v):
     return v
 
 
-def assert_close(test, got, expected, what, exact=False):
+def assert_close(test, got, expected, what, exact=False, atol_scale=ATOL_SCALE):
     """got equals expected: same containers (tuple / list / dict with the same keys in the
     same order, None where None), tensors of the same dtype and shape, close (or, with
     exact, bit-equal)."""
@@ -83,18 +88,18 @@ def assert_close(test, got, expected, what, exact=False):
             test.assertTrue(torch.equal(got, expected), f"{what}: differs")
             return
         scale = max(1.0, expected.abs().max().item()) if expected.numel() else 1.0
-        test.assertTrue(torch.allclose(got, expected, rtol=RTOL, atol=ATOL_SCALE * scale),
+        test.assertTrue(torch.allclose(got, expected, rtol=RTOL, atol=atol_scale * scale),
                         f"{what}: max abs diff {(got - expected).abs().max().item()}")
     elif isinstance(expected, (tuple, list)):
         test.assertIs(type(got), type(expected), what)
         test.assertEqual(len(got), len(expected), what)
         for i, (g, e) in enumerate(zip(got, expected)):
-            assert_close(test, g, e, f"{what}[{i}]", exact)
+            assert_close(test, g, e, f"{what}[{i}]", exact, atol_scale)
     elif isinstance(expected, dict):
         test.assertIsInstance(got, dict, what)
         test.assertEqual(list(got), list(expected), what)
         for k in expected:
-            assert_close(test, got[k], expected[k], f"{what}[{k!r}]", exact)
+            assert_close(test, got[k], expected[k], f"{what}[{k!r}]", exact, atol_scale)
     else:
         test.assertEqual(got, expected, what)
 
@@ -104,9 +109,10 @@ def run_checked(test, m, ins, expected, what):
     args, kwargs = ins
     before = clone((args, kwargs))
     out = None
+    atol_scale = ATOL_SCALES.get(what.split("/")[0], ATOL_SCALE)
     for r in range(RUNS):
         out = m(*args, **kwargs)
-        assert_close(test, out, expected, f"{what} run {r}")
+        assert_close(test, out, expected, f"{what} run {r}", atol_scale=atol_scale)
     assert_close(test, (args, kwargs), before, f"{what} inputs", exact=True)
     return out
 

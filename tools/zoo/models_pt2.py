@@ -11,6 +11,7 @@ Plus extra programs that exercise what only PT2 has:
   cond_model              -- torch.cond with parameters in both branches
   while_model             -- torch while_loop (a trip count from an input), dynamic batch
   pytree_io               -- dict/tuple/list inputs and kwargs, dict/tuple/list/None outputs
+  pt2e_convnet            -- PT2E's quantize / dequantize ops (uint8 activations, int8 weights)
 
 Each spec is a `Pt2Spec`; see README.md ("PT2 programs") for the files written.
 """
@@ -264,6 +265,63 @@ def _pytree_io() -> Pt2Spec:
                    "dict/tuple inputs, tensor and dict kwargs; dict/tuple/list/None outputs", True)
 
 
+# --------------------------------------------------------------------------- PT2E
+
+class Pt2eConvNet(nn.Module):
+    """forward(x [1, 3, 15, 15]) -> [1, 10]: a program as torchao's convert_pt2e writes one
+    with X86InductorQuantizer, written out directly (so the zoo needs no torchao): uint8
+    activations quantized per tensor (quantize_per_tensor -> dequantize_per_tensor around
+    each convolution's input), int8 weights per output channel stored as buffers and
+    dequantized in the graph (dequantize_per_channel), fp32 bias; conv 3 -> 16 + relu,
+    conv 16 -> 16 + residual add + relu, global mean, linear 16 -> 10 on an int8 weight.
+    The ops are PyTorch's Python-defined quantized_decomposed ones, which brisk runs
+    itself (core/graph/quantized_decomposed.h).
+    """
+
+    def __init__(self):
+        super().__init__()
+        import torch.ao.quantization.fx._decomposed  # noqa: F401  registers the ops
+        self.b1 = nn.Parameter(torch.randn(16) * 0.1)
+        self.b2 = nn.Parameter(torch.randn(16) * 0.1)
+        self.b3 = nn.Parameter(torch.randn(10) * 0.1)
+        for name, shape in (("w1", (16, 3, 3, 3)), ("w2", (16, 16, 3, 3)), ("w3", (10, 16))):
+            w = torch.randn(*shape) * 0.2
+            scale = w.flatten(1).abs().amax(1) / 127
+            q = torch.clamp(torch.round(w / scale.view(-1, *([1] * (w.dim() - 1)))), -128, 127).to(torch.int8)
+            self.register_buffer(name + "_q", q)
+            self.register_buffer(name + "_scale", scale)
+            self.register_buffer(name + "_zp", torch.zeros(shape[0], dtype=torch.int64))
+
+    def _weight(self, name):
+        return torch.ops.quantized_decomposed.dequantize_per_channel(
+            getattr(self, name + "_q"), getattr(self, name + "_scale"), getattr(self, name + "_zp"), 0, -128, 127,
+            torch.int8)
+
+    @staticmethod
+    def _fake_quant(x, scale, zero_point):
+        qd = torch.ops.quantized_decomposed
+        q = qd.quantize_per_tensor(x, scale, zero_point, 0, 255, torch.uint8)
+        return qd.dequantize_per_tensor(q, scale, zero_point, 0, 255, torch.uint8)
+
+    def forward(self, x):
+        x = self._fake_quant(x, 0.025, 128)
+        y = F.relu(F.conv2d(x, self._weight("w1"), self.b1, padding=1))
+        y = self._fake_quant(y, 0.01, 0)
+        z = F.relu(F.conv2d(y, self._weight("w2"), self.b2, padding=1) + y)
+        z = self._fake_quant(z, 0.02, 0)
+        return F.linear(z.mean((2, 3)), self._weight("w3"), self.b3)
+
+
+def _pt2e_convnet() -> Pt2Spec:
+    torch.manual_seed(23)
+    m = Pt2eConvNet().eval()
+    g = torch.Generator().manual_seed(123)
+    # 15x15: 675 input values, so the quantize kernels' vector loops leave a tail.
+    return Pt2Spec(m, models._inp(torch.randn(1, 3, 15, 15, generator=g)),
+                   models._inp(torch.randn(1, 3, 15, 15, generator=g)), None, None,
+                   "PT2E-style uint8/int8 quantize/dequantize ops (quantized_decomposed), written directly", True)
+
+
 # --------------------------------------------------------------------------- registry
 
 _INCEPTION_FORK_NOTE = ("torch.jit.fork/wait run inline in eager Python, so export traces branch 1 "
@@ -298,6 +356,7 @@ PT2_MODELS = collections.OrderedDict([
     ("cond_model", _cond_model),
     ("while_model", _while_model),
     ("pytree_io", _pytree_io),
+    ("pt2e_convnet", _pt2e_convnet),
 ])
 
 # Zoo models that torch.export cannot export at all, with the reason (written to

@@ -7,6 +7,7 @@
 #include "core/frontend/pt2/builder.h"
 #include "core/frontend/pt2/folding.h"
 #include "core/frontend/pt2/pytree.h"
+#include "core/graph/quantized_decomposed.h"
 
 namespace brisk::pt2 {
 namespace {
@@ -65,11 +66,13 @@ c10::OperatorName operatorFor(const std::string& target, const Json& inputs) {
 }
 
 // The dispatcher's schema when the dispatcher has the op; else the JIT registry's
-// (scalar ops such as aten::mul.int live only there). Both outlive the Module.
+// (scalar ops such as aten::mul.int live only there); else brisk's own for PT2E's
+// quantize / dequantize ops, which PyTorch defines in Python only
+// (core/graph/quantized_decomposed.h). All outlive the Module.
 const c10::FunctionSchema* schemaFor(const c10::OperatorName& name) {
   if (auto op = c10::Dispatcher::singleton().findSchema(name)) return &op->schema();
   if (auto op = torch::jit::findOperatorFor(name)) return &op->schema();
-  return nullptr;
+  return quantizedDecomposedSchema(name);
 }
 
 Builder::Builder(const Json& program, const std::unordered_map<std::string, at::Tensor>& state, const std::string& name)
