@@ -20,7 +20,8 @@ const std::vector<FuzzSeed>& pt2Seeds() {
   static const std::vector<FuzzSeed> seeds{{"mlp.pt2", "mlp.pt2", "mlp.inputs.pt", true},
                                            {"mlp.core.pt2", "mlp.core.pt2", "mlp.inputs.pt", true},
                                            {"cond_model.pt2", "cond_model.pt2", "cond_model.inputs.pt", true},
-                                           {"pytree_io.pt2", "pytree_io.pt2", "pytree_io.inputs.pt", true}};
+                                           {"pytree_io.pt2", "pytree_io.pt2", "pytree_io.inputs.pt", true},
+                                           {"pt2e_convnet.pt2", "pt2e_convnet.pt2", "pt2e_convnet.inputs.pt", true}};
   return seeds;
 }
 

@@ -149,6 +149,18 @@ def main():
 
     package_pt2(path("multi.pt2"), exported_programs={"mlp": mlp, "convnet": conv})
 
+    # A PT2E op brisk does not run (dynamic quantization's choose_qparams): PyTorch
+    # defines these ops in Python, so a C++ process has no schema for them either.
+    importlib.import_module("torch.ao.quantization.fx._decomposed")  # registers quantized_decomposed
+
+    class ChooseQparams(torch.nn.Module):
+        def forward(self, x):
+            scale, zero_point = torch.ops.quantized_decomposed.choose_qparams.tensor(x, 0, 255, 1e-5, torch.uint8)
+            return x / scale + zero_point
+
+    package_pt2(path("choose_qparams.pt2"),
+                exported_programs={"model": torch.export.export(ChooseQparams(), (torch.randn(4, 4),))})
+
     # Damaged copies: the first half of the bytes, and the schema's major version set to 99.
     with open(path("mlp.pt2"), "rb") as f:
         data = f.read()

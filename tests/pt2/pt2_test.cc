@@ -74,6 +74,14 @@ TEST(Pt2Errors, UnknownSchemaVersion) {
   expectLoadError("schema99.pt2", Options{}, {"schema99.pt2", "schema version 99.", "major version 8"});
 }
 
+// PT2E's quantize / dequantize ops load (core/graph/quantized_decomposed.h); another op of
+// that Python-only namespace is one error that says which ones brisk runs.
+TEST(Pt2Errors, AQuantizedDecomposedOpBriskDoesNotRun) {
+  expectLoadError("choose_qparams.pt2", Options{},
+                  {"choose_qparams.pt2", "quantized_decomposed::choose_qparams.tensor",
+                   "quantize / dequantize per tensor and per channel only"});
+}
+
 TEST(Pt2Errors, WrongInputStructure) {
   auto module = Module::load(program("structured.pt2"), Options{});
   ModelInputs in = loadInputs(program("structured.inputs.pt"));

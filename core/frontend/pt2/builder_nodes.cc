@@ -5,6 +5,7 @@
 #include "core/common/error.h"
 #include "core/frontend/pt2/builder.h"
 #include "core/frontend/pt2/folding.h"
+#include "core/graph/quantized_decomposed.h"
 
 namespace brisk::pt2 {
 
@@ -23,6 +24,10 @@ void Builder::convertNode(const Json& node) {
     c10::OperatorName opname = operatorFor(target, arrayAt(node, "inputs", "node"));
     op = c10::toString(opname);
     const c10::FunctionSchema* schema = schemaFor(opname);
+    if (!schema && isQuantizedDecomposed(opname.name))
+      throw Error("unknown operator " + op +
+                  ": of PT2E's quantized_decomposed ops brisk runs quantize / dequantize per tensor and per channel "
+                  "only (static quantization, as convert_pt2e writes it)");
     if (!schema) throw Error("unknown operator " + op + " (not in this libtorch's dispatcher or JIT registry)");
     NodeSpec spec;
     spec.inputs = args_.bind(arrayAt(node, "inputs", "node"), *schema);
