@@ -24,12 +24,14 @@ namespace {
 // zero point, uint8 / int8 result), with ATen's arithmetic: the float product with the
 // reciprocal rounded half to even, the zero point added and the bounds applied in float,
 // then the integral value converted. The same bits as the reference's five ATen passes
-// (ATen's vectorized round is the same _mm256_round_ps). A NaN input gives an
-// unspecified value there as here.
+// (ATen's vectorized round is the same _mm256_round_ps). A NaN input becomes quant_min
+// here, in both loops (the reference's conversion of a NaN is unspecified).
 template <typename Q>
 void quantizeScalar(const float* x, Q* out, int64_t begin, int64_t n, float inv, float zp, float lo, float hi) {
-  for (int64_t i = begin; i < n; ++i)
-    out[i] = static_cast<Q>(std::min(std::max(std::nearbyint(x[i] * inv) + zp, lo), hi));
+  for (int64_t i = begin; i < n; ++i) {
+    const float v = std::nearbyint(x[i] * inv) + zp;
+    out[i] = static_cast<Q>(v >= lo ? (v <= hi ? v : hi) : lo);  // NaN fails v >= lo
+  }
 }
 
 template <typename Q>
@@ -40,7 +42,7 @@ __attribute__((target("avx2"))) void quantizeAvx2(const float* x, Q* out, int64_
   alignas(32) int32_t lanes[8];
   for (; i + 8 <= n; i += 8) {
     __m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vinv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vzp), vlo), vhi);
+    v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vzp), vlo), vhi);  // max_ps(NaN, lo) is lo
     _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_cvttps_epi32(v));
     for (int k = 0; k < 8; ++k) out[i + k] = static_cast<Q>(lanes[k]);
   }

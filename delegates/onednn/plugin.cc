@@ -105,7 +105,8 @@ class OneDnnBackend final : public DelegateBackend {
     if (chain->anchor == Anchor::kLinear) {
       // In bf16 every row count runs in bf16: brisk's small GEMM is fp32, and at a few
       // rows a linear layer is bound by its weight's bytes, which bf16 halves
-      // (MobileNetV2's 1280 -> 1000 classifier at one row, Zen 4: 153 -> ~40 us).
+      // (MobileNetV2's 1280 -> 1000 classifier at one row, Zen 4, in the model with its
+      // weight cold: 153 -> about 123 us).
       const bool bf16 = runsBf16(ctx);
       return compileLinear(*chain, p, LinearOptions{bf16 ? 1 : min_rows_.get(ctx.options), min_macs_.get(ctx.options), bf16});
     }

@@ -149,9 +149,30 @@ def main():
 
     package_pt2(path("multi.pt2"), exported_programs={"mlp": mlp, "convnet": conv})
 
-    # A PT2E op brisk does not run (dynamic quantization's choose_qparams): PyTorch
-    # defines these ops in Python, so a C++ process has no schema for them either.
+    # PT2E's quantize / dequantize per tensor (PyTorch defines them in Python only):
+    # uint8 with a zero point and int8, on an NCHW input of 210 values (the kernels'
+    # vector loops leave a tail) with exact half steps (scale 0.25: 0.125 -> 0.5 rounds to
+    # even) and values past both bounds, and on a channels-last input. The raw uint8
+    # result is an output too, so the quantization itself is compared bit for bit.
     importlib.import_module("torch.ao.quantization.fx._decomposed")  # registers quantized_decomposed
+
+    class QuantizeRoundTrip(torch.nn.Module):
+        def forward(self, x, y):
+            qd = torch.ops.quantized_decomposed
+            qx = qd.quantize_per_tensor(x, 0.25, 3, 0, 255, torch.uint8)
+            qy = qd.quantize_per_tensor(y, 0.05, 0, -128, 127, torch.int8)
+            return (qd.dequantize_per_tensor(qx, 0.25, 3, 0, 255, torch.uint8), qx,
+                    qd.dequantize_per_tensor(qy, 0.05, 0, -128, 127, torch.int8))
+
+    halves = (torch.arange(210, dtype=torch.float32) - 105) * 0.125  # every multiple of half a step
+    q_args = ((halves + torch.randn(210) * (torch.arange(210) % 3 == 0)).reshape(2, 3, 5, 7),
+              (torch.randn(1, 8, 3, 3) * 4).contiguous(memory_format=torch.channels_last))
+    q_ep = torch.export.export(QuantizeRoundTrip(), q_args)
+    package_pt2(path("quantize_roundtrip.pt2"), exported_programs={"model": q_ep})
+    save_io("quantize_roundtrip", q_ep, q_args, {})
+
+    # A PT2E op brisk does not run (dynamic quantization's choose_qparams): a C++ process
+    # has no schema for it either.
 
     class ChooseQparams(torch.nn.Module):
         def forward(self, x):

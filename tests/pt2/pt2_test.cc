@@ -74,6 +74,12 @@ TEST(Pt2Errors, UnknownSchemaVersion) {
   expectLoadError("schema99.pt2", Options{}, {"schema99.pt2", "schema version 99.", "major version 8"});
 }
 
+// PT2E's quantize / dequantize per tensor on core's one-pass kernels: the same bits as
+// PyTorch's reference (the raw uint8 output among them), NCHW and channels-last inputs.
+TEST(Pt2, QuantizeDequantizePerTensor) {
+  expectMatchesExport("quantize_roundtrip.pt2", "quantize_roundtrip", Options{});
+}
+
 // PT2E's quantize / dequantize ops load (core/graph/quantized_decomposed.h); another op of
 // that Python-only namespace is one error that says which ones brisk runs.
 TEST(Pt2Errors, AQuantizedDecomposedOpBriskDoesNotRun) {
