@@ -84,6 +84,12 @@ std::vector<int64_t> channelShape(const at::Tensor& x, int64_t channels) {
 
 bool isQuantizedDecomposed(const std::string& op_name) { return op_name.rfind(kNamespace, 0) == 0; }
 
+std::vector<std::string> quantizedDecomposedKeys() {
+  std::vector<std::string> keys;
+  for (const auto& [key, schema] : table()) keys.push_back(key);
+  return keys;
+}
+
 const c10::FunctionSchema* quantizedDecomposedSchema(const c10::OperatorName& name) {
   if (!isQuantizedDecomposed(name.name)) return nullptr;
   auto it = table().find(name.overload_name.empty() ? name.name : name.name + "." + name.overload_name);

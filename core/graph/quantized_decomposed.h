@@ -16,11 +16,16 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace brisk {
 
 // "quantized_decomposed::" ops this table serves.
 bool isQuantizedDecomposed(const std::string& op_name);
+
+// The keys ("quantized_decomposed::<name>[.<overload>]") of every op the table has, for
+// the kernel registration.
+std::vector<std::string> quantizedDecomposedKeys();
 
 // The schema of `name` (an op of the table, any overload it has), or null.
 const c10::FunctionSchema* quantizedDecomposedSchema(const c10::OperatorName& name);

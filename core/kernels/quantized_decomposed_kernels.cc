@@ -142,11 +142,7 @@ std::unique_ptr<Kernel> makeQuantizedOp(KernelBuildContext& b) {
 }
 
 void registerQuantizedDecomposedKernels(Registries& r) {
-  for (const char* key :
-       {"quantized_decomposed::quantize_per_tensor", "quantized_decomposed::quantize_per_tensor.tensor",
-        "quantized_decomposed::dequantize_per_tensor", "quantized_decomposed::dequantize_per_tensor.tensor",
-        "quantized_decomposed::quantize_per_channel", "quantized_decomposed::dequantize_per_channel"})
-    r.native.add(key, makeQuantizedOp, "core");
+  for (const std::string& key : quantizedDecomposedKeys()) r.native.add(key, makeQuantizedOp, "core");
 }
 
 const CoreKernelSetRegistration quantized_decomposed_kernels(registerQuantizedDecomposedKernels);

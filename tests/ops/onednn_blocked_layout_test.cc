@@ -64,6 +64,17 @@ OpTester delegated(const std::string& ir, bool blocked) {
       kDelegateKind, KernelKind::kDelegate));
 }
 
+// delegated(ir, ...) on each of `inputs` (one input tensor per call), with the blocked
+// layout on and then off.
+void expectMatchesWithTheLayoutOnAndOff(const std::string& ir, const std::vector<at::Tensor>& inputs) {
+  for (bool blocked : {true, false}) {
+    SCOPED_TRACE(blocked ? "blocked" : "nhwc");
+    OpTester t = delegated(ir, blocked);
+    for (const at::Tensor& x : inputs) t.inputs({x});
+    t.run();
+  }
+}
+
 std::vector<std::string> delegateDetails(const Module& m) {
   std::vector<std::string> d;
   for (const NodeKernelInfo& k : m.kernelReport())
@@ -93,15 +104,9 @@ TEST(OneDnnBlockedLayout, RegionFromTheStemToTheFirstResultThatLeaves) {
 }
 
 TEST(OneDnnBlockedLayout, OutputsMatchTheInterpreterWithTheLayoutOnAndOff) {
-  for (bool blocked : {true, false}) {
-    SCOPED_TRACE(blocked ? "blocked" : "nhwc");
-    delegated(regionIR(), blocked)
-        .inputs({at::randn({1, 3, 17, 13})})
-        .inputs({at::randn({3, 3, 8, 9})})
-        .inputs({at::randn({2, 3, 1, 1})})
-        .inputs({at::randn({1, 3, 17, 13}).contiguous(at::MemoryFormat::ChannelsLast)})
-        .run();
-  }
+  expectMatchesWithTheLayoutOnAndOff(regionIR(), {at::randn({1, 3, 17, 13}), at::randn({3, 3, 8, 9}),
+                                                  at::randn({2, 3, 1, 1}),
+                                                  at::randn({1, 3, 17, 13}).contiguous(at::MemoryFormat::ChannelsLast)});
 }
 
 // regionIR without its stem: the depthwise convolution reads `source` (16 channels).
@@ -135,14 +140,9 @@ TEST(OneDnnBlockedLayout, AModelInputStartsARegion) {
   ASSERT_EQ(d.size(), 4u);
   EXPECT_TRUE(has(d[0], "input: to nChw")) << d[0];
   for (const std::string& detail : d) EXPECT_TRUE(has(detail, " in nChw")) << detail;
-  for (bool blocked : {true, false}) {
-    SCOPED_TRACE(blocked ? "blocked" : "nhwc");
-    delegated(ir, blocked)
-        .inputs({at::randn({1, 16, 17, 13})})
-        .inputs({at::randn({2, 16, 5, 6}).contiguous(at::MemoryFormat::ChannelsLast)})
-        .inputs({at::randn({3, 16, 1, 1})})
-        .run();
-  }
+  expectMatchesWithTheLayoutOnAndOff(
+      ir, {at::randn({1, 16, 17, 13}), at::randn({2, 16, 5, 6}).contiguous(at::MemoryFormat::ChannelsLast),
+           at::randn({3, 16, 1, 1})});
 }
 
 // Two branches from one input into a concatenation, as inception_nofork: 1x1 64 -> 32
@@ -173,13 +173,7 @@ TEST(OneDnnBlockedLayout, BranchesIntoAConcatenation) {
   const std::vector<std::string> d = delegateDetails(*Module::fromIR(ir, options(true), "branches"));
   ASSERT_EQ(d.size(), 4u);
   for (const std::string& detail : d) EXPECT_TRUE(has(detail, " in nChw")) << detail;
-  for (bool blocked : {true, false}) {
-    SCOPED_TRACE(blocked ? "blocked" : "nhwc");
-    delegated(ir, blocked)
-        .inputs({at::randn({1, 64, 28, 28})})
-        .inputs({at::randn({2, 64, 9, 7})})
-        .run();
-  }
+  expectMatchesWithTheLayoutOnAndOff(ir, {at::randn({1, 64, 28, 28}), at::randn({2, 64, 9, 7})});
 }
 
 // stem 3 -> 8 -> dense 3x3 8 -> 8 (oneDNN 3.2 has only its reference kernel for that one
