@@ -6,7 +6,7 @@ Usage: /opt/brisk/venv/bin/python3 export_pt2.py --out DIR [--only NAME ...] [--
 
 For every program of models_pt2.PT2_MODELS (the zoo models, from the same nn.Module
 instances and seeds as <name>.pt, plus mlp.dyn, resnet18.dyn, cond_model, while_model,
-pytree_io):
+pytree_io, pt2e_convnet, and the PT2E int8 programs <name>.int8):
   <name>.pt2                      torch.export.export program (TRAINING IR), archive program "model"
   <name>.core.pt2                 ep.run_decompositions() (core ATen IR)
   <name>.pt2.expected.pt          ep.module() output on the inputs
@@ -20,7 +20,8 @@ Checked here: ep.module() matches the eager module on each input set it accepts;
 archives, reloaded with load_pt2, reproduce the saved references; ep.module() rejects
 inputs2 exactly when the manifest says so (static shapes or specialised ints); dynamic
 programs accept their range's ends and reject one past the maximum; cond_model's two input
-sets take different branches, while_model's run different trip counts. With --declared
+sets take different branches, while_model's run different trip counts; a PT2E-quantized
+program stays within QUANTIZED_FLOAT_ERROR of its fp32 model. With --declared
 (the genrule's $(OUTS)), the files written must be exactly the declared ones.
 """
 
@@ -57,6 +58,12 @@ RTOL, ATOL = export.RTOL, export.ATOL
 # Core ATen decompositions (linear -> addmm, LSTM -> unrolled cells) round differently from
 # the composite kernels the reference ran: compare with an atol scaled to the output.
 CORE_RTOL, CORE_ATOL_SCALE = 1e-5, 1e-6
+# A PT2E-quantized program against the fp32 model it was quantized from: its largest
+# difference, as a share of the fp32 output's range, must stay below this. It catches a
+# degenerate quantization (activations below one uint8 step: the program then outputs
+# its bias, 100% off), not the ordinary int8 error (resnet18 and mlp ~1%, the random
+# mobilenet_v2 12-17%: its 1000 logits lie close together, within int8 noise).
+QUANTIZED_FLOAT_ERROR = 0.25
 
 
 def _tensors(v):
@@ -152,6 +159,30 @@ def _input_dim_symbols(ep):
                 if isinstance(d, torch.SymInt):
                     symbols |= d.node.expr.free_symbols
     return symbols
+
+
+def _output_step(ep):
+    """The step (scale) of the program's last quantize_per_tensor: the last quantized
+    activation before the output (the classifier's input). Tests state their tolerance
+    for quantized programs in these steps."""
+    qpt = torch.ops.quantized_decomposed.quantize_per_tensor.default
+    scales = [n.args[1] for n in ep.graph.nodes if n.op == "call_function" and n.target == qpt]
+    if not scales or not isinstance(scales[-1], float):
+        raise AssertionError("a quantized program without a constant-scale quantize_per_tensor")
+    return scales[-1]
+
+
+def _check_quantized(name, ep, spec, refs, entry):
+    """A PT2E program (spec.float_model set): its difference from the fp32 model on each
+    input set it accepts, as a share of that output's range, below QUANTIZED_FLOAT_ERROR;
+    recorded with its output step in the manifest's `quantized`."""
+    error = 0.0
+    for tag, (inputs, got) in refs.items():
+        want = _run(spec.float_model, inputs)
+        error = max(error, ((got - want).abs().max() / (want.max() - want.min())).item())
+    if error > QUANTIZED_FLOAT_ERROR:
+        raise AssertionError(f"{name}: differs from its fp32 model by {error:.0%} of the output's range")
+    entry["quantized"] = collections.OrderedDict(output_step=_output_step(ep), float_error=round(error, 4))
 
 
 def _check_dynamic(name, ep, spec, entry):
@@ -250,6 +281,8 @@ def export_one(name, out_dir, verbose=False):
         refs[tag] = (inputs, got)
         if tag == "inputs2":
             entry["inputs2"] = "accepted"
+    if spec.float_model is not None:
+        _check_quantized(name, ep, spec, refs, entry)
     if spec.dynamic is not None:
         if "inputs2" not in refs:
             raise AssertionError(f"{name}: dynamic program rejected inputs2")

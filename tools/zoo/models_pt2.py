@@ -12,12 +12,16 @@ Plus extra programs that exercise what only PT2 has:
   while_model             -- torch while_loop (a trip count from an input), dynamic batch
   pytree_io               -- dict/tuple/list inputs and kwargs, dict/tuple/list/None outputs
   pt2e_convnet            -- PT2E's quantize / dequantize ops (uint8 activations, int8 weights)
+  resnet18.int8, mobilenet_v2.int8, mlp.int8
+                          -- static int8 from torchao's PT2E flow (X86InductorQuantizer),
+                             calibrated on the zoo's own inputs, dynamic batch
 
 Each spec is a `Pt2Spec`; see README.md ("PT2 programs") for the files written.
 """
 
 import collections
-from typing import Dict, List, Optional, Tuple
+import re
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -41,10 +45,12 @@ import models
 # twin        -- for an extra program: a TorchScript-able module computing the same with
 #                the same parameters, which export_pt2.py scripts into <name>.pt (the
 #                program's `torchscript`), so brisk's TorchScript path is its reference too
+# float_model -- for a PT2E-quantized program: the fp32 module it was quantized from
+#                (export_pt2.py checks the program's top-1 class agrees with it)
 Pt2Spec = collections.namedtuple(
     "Pt2Spec", ["module", "inputs", "inputs2", "dynamic", "torchscript", "note", "own_inputs",
-                "example", "original", "twin"],
-    defaults=[None, None, None])
+                "example", "original", "twin", "float_model"],
+    defaults=[None, None, None, None])
 
 
 def _zoo(name: str, note: str) -> Pt2Spec:
@@ -322,6 +328,135 @@ def _pt2e_convnet() -> Pt2Spec:
                    "PT2E-style uint8/int8 quantize/dequantize ops (quantized_decomposed), written directly", True)
 
 
+# --------------------------------------------------------------------------- PT2E static int8
+
+# The zoo models quantized by torchao's PT2E flow: <name>.int8.
+INT8_MODELS = ["resnet18", "mobilenet_v2", "mlp"]
+# One dynamic batch dim, so the zoo's batch-1 inputs, its second set (batch 2; mlp 64) and
+# the batch-8 image sets (models.BATCH_INPUTS) all run the one program: static per-tensor
+# quantization parameters do not depend on the batch.
+INT8_BATCH = Dim("batch", min=1, max=64)
+
+
+def _calibration(z: models.ZooModel, name: str) -> List[torch.Tensor]:
+    sets = [z.inputs, z.inputs2] + [make() for make in models.BATCH_INPUTS.get(name, {}).values()]
+    return [args[0] for args, _ in sets]
+
+
+def int8_calibration_inputs(name: str) -> List[torch.Tensor]:
+    """The zoo's own inputs for `name`: its two input sets and its larger-batch sets (all
+    single-tensor `x`). Calibration sees nothing else, so the build stays fast and the
+    scales come from the data the tests and benchmarks run."""
+    return _calibration(models.MODELS[name](), name)
+
+
+def _recalibrate_batch_norm(m: nn.Module, batches: List[torch.Tensor]) -> nn.Module:
+    """Re-estimates every BatchNorm's running statistics on `batches` (cumulative
+    average over all of them), in place. The zoo's random mobilenet_v2 keeps torchvision's
+    initial statistics (mean 0, var 1), which normalise nothing: its activations shrink
+    about 10x per stage, to ~1e-8 at the classifier. That is below any uint8 step (the
+    observers' smallest scale is float32 eps, 1.2e-7), so quantized it would output its
+    bias for every input. With statistics of real activations every stage is O(1)."""
+    bns = [b for b in m.modules() if isinstance(b, nn.modules.batchnorm._BatchNorm)]
+    for b in bns:
+        b.reset_running_stats()
+        b.momentum = None  # cumulative moving average: each batch counts by its share
+    m.train()
+    with torch.no_grad():
+        for x in batches:
+            m(x)
+    m.eval()
+    for b in bns:
+        b.momentum = 0.1
+    return m
+
+
+def _float_model(z: models.ZooModel, name: str, calibration: List[torch.Tensor]) -> nn.Module:
+    m = z.eager
+    if name == "mobilenet_v2":
+        _recalibrate_batch_norm(m, calibration)
+    return m.eval()
+
+
+def int8_float_model(name: str) -> nn.Module:
+    """The fp32 module <name>.int8 is quantized from: the zoo model itself (same weights
+    as <name>.pt), except mobilenet_v2, whose BatchNorm statistics are re-estimated on the
+    calibration inputs first (see _recalibrate_batch_norm). compare.py's int8_static rows
+    quantize and check against this same module."""
+    z = models.MODELS[name]()
+    return _float_model(z, name, _calibration(z, name))
+
+
+def _batched_example(calibration: List[torch.Tensor]) -> torch.Tensor:
+    # An example of batch 1 would let export specialise the batch dim.
+    return next(x for x in calibration if x.shape[0] > 1)
+
+
+def quantize_pt2e(module: nn.Module, calibration: List[torch.Tensor]) -> torch.fx.GraphModule:
+    """module quantized by torchao's PT2E flow for x86: export, prepare_pt2e with
+    X86InductorQuantizer's default static config (int8 weights per output channel,
+    uint8 activations per tensor from histogram observers; BatchNorm folded into the
+    convolutions), one forward per calibration batch, convert_pt2e.
+
+    The export is strict (TorchDynamo): the quantizer finds conv / add / relu patterns by
+    the `source_fn_stack` metadata that only strict export records, one entry per call.
+    torch 2.14's default non-strict export leaves it out, and torch's partitioner then
+    groups nodes by module instance; torchvision's BasicBlock calls its one `self.relu`
+    twice (after bn1, and after the residual add), so both calls land in one partition
+    with two outputs: "Input partition has more than one output node"."""
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.quantization.pt2e.quantizer import x86_inductor_quantizer as xiq
+
+    quantizer = xiq.X86InductorQuantizer().set_global(xiq.get_default_x86_inductor_quantization_config())
+    with torch.no_grad():
+        graph = torch.export.export(module, (_batched_example(calibration),), dynamic_shapes=({0: INT8_BATCH},), strict=True).module()
+        prepared = prepare_pt2e(graph, quantizer)
+        for x in calibration:
+            prepared(x)
+        converted = convert_pt2e(prepared)
+    _drop_unused_attributes(converted)
+    _forget_module_ids(converted)
+    return converted
+
+
+def _drop_unused_attributes(gm: torch.fx.GraphModule) -> None:
+    """convert_pt2e reads the fp32 weights into new int8 constants but leaves the fp32
+    parameters on the module; export would lift them as unused inputs and write them to
+    the archive (resnet18: 45 MB of dead weights)."""
+    used = {n.target for n in gm.graph.nodes if n.op == "get_attr"}
+    for name in [k for k, _ in gm.named_parameters()] + [k for k, _ in gm.named_buffers()]:
+        if name not in used:
+            owner, _, attr = name.rpartition(".")
+            delattr(gm.get_submodule(owner), attr)
+
+
+def _forget_module_ids(gm: torch.fx.GraphModule) -> None:
+    """Strict export keys the submodules in each node's nn_module_stack by their Python
+    id() ("139669742251280", and "139669742251280@1" for a module's second call; re-export
+    prefixes "L__self__"): the archive would differ run to run. The key is only a name;
+    the stack's values (path, type) stay."""
+    for node in gm.graph.nodes:
+        stack = node.meta.get("nn_module_stack")
+        if stack:
+            node.meta["nn_module_stack"] = type(stack)(
+                (re.sub(r"^\d+(?=(@\d+)?$)", f"module_{i}", k), v) for i, (k, v) in enumerate(stack.items()))
+
+
+def _int8(name: str) -> Callable[[], Pt2Spec]:
+    def build() -> Pt2Spec:
+        z = models.MODELS[name]()
+        calibration = _calibration(z, name)
+        float_model = _float_model(z, name, calibration)
+        how = ("BatchNorm statistics re-estimated on the calibration inputs (the random init's activations "
+               "vanish below a uint8 step), then " if name == "mobilenet_v2" else "same weights as the zoo model; ")
+        return Pt2Spec(quantize_pt2e(float_model, calibration), z.inputs, z.inputs2, {"x": {0: INT8_BATCH}}, None,
+                       f"{how}PT2E static int8 (torchao prepare_pt2e / convert_pt2e, X86InductorQuantizer default "
+                       f"config: per-channel int8 weights, uint8 activations), calibrated on the zoo's "
+                       f"{len(calibration)} input sets; dynamic batch (1..64)", True,
+                       example=models._inp(_batched_example(calibration)), float_model=float_model)
+    return build
+
+
 # --------------------------------------------------------------------------- registry
 
 _INCEPTION_FORK_NOTE = ("torch.jit.fork/wait run inline in eager Python, so export traces branch 1 "
@@ -357,7 +492,7 @@ PT2_MODELS = collections.OrderedDict([
     ("while_model", _while_model),
     ("pytree_io", _pytree_io),
     ("pt2e_convnet", _pt2e_convnet),
-])
+] + [(name + ".int8", _int8(name)) for name in INT8_MODELS])
 
 # Zoo models that torch.export cannot export at all, with the reason (written to
 # pt2_manifest.json as exported=false). Empty while every model has a program; kept so a
