@@ -31,10 +31,8 @@ size_t foldNode(Graph& g, Block& b, Node* n) {
   if (!n->schema() || !n->blocks().empty() || n->subgraph() || hasEffects(*n)) return 0;
   std::optional<std::vector<at::Tensor>> results = evaluateAtLoad(n->schema()->operator_name(), *n->schema(), n->inputs());
   if (!results || results->size() != n->outputs().size()) return 0;
-  for (size_t i = 0; i < results->size(); ++i) {
-    const at::Tensor& t = (*results)[i];
-    g.replaceAllUses(n->output(i), g.addConstant(t, c10::TensorType::create(t)));
-  }
+  for (size_t i = 0; i < results->size(); ++i)
+    g.replaceAllUses(n->output(i), addFoldedConstant(g, n->schema()->operator_name(), n->inputs(), (*results)[i]));
   b.eraseNode(n);
   g.addFoldedNode();
   return 1;

@@ -51,4 +51,15 @@ std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& n
   return out;
 }
 
+Value* addFoldedConstant(Graph& g, const c10::OperatorName& name, const std::vector<Value*>& inputs,
+                         const at::Tensor& t) {
+  Value* folded = g.addConstant(t, c10::TensorType::create(t));
+  if (isQuantizedDecomposed(name.name)) {
+    Graph::FoldedFrom from{name.overload_name.empty() ? name.name : name.name + "." + name.overload_name, {}};
+    for (const Value* v : inputs) from.args.push_back(v->constant());
+    g.setFoldedFrom(folded, std::move(from));
+  }
+  return folded;
+}
+
 }  // namespace brisk

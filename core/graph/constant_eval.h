@@ -13,6 +13,7 @@
 
 namespace brisk {
 
+class Graph;
 class Value;
 
 // The results of `name` on `inputs` computed now, or nullopt when the node is not
@@ -20,5 +21,11 @@ class Value;
 // ATen op with tensor results that the dispatcher has.
 std::optional<std::vector<at::Tensor>> evaluateAtLoad(const c10::OperatorName& name, const c10::FunctionSchema& schema,
                                                       const std::vector<Value*>& inputs);
+
+// Adds `t`, a result of folding `name` on `inputs`, to `g` as a constant. The folds of
+// PT2E's quantize / dequantize ops keep their inputs on record (Graph::FoldedFrom): an
+// int8 kernel takes a weight's integers and scales rather than its float values.
+Value* addFoldedConstant(Graph& g, const c10::OperatorName& name, const std::vector<Value*>& inputs,
+                         const at::Tensor& t);
 
 }  // namespace brisk

@@ -241,6 +241,20 @@ class Graph {
   // fork subgraphs: those are other Graphs). Walks the graph; call once per pass.
   std::vector<Block*> allBlocks() const;
 
+  // What a folded constant was computed from, kept only where the folded value loses
+  // something a backend can use: PT2E's dequantize of an integer weight folds to a float
+  // weight, and an int8 kernel wants the integers and scales back (builtin_passes.cc).
+  struct FoldedFrom {
+    std::string op;                 // the folded node's key
+    std::vector<c10::IValue> args;  // its constant inputs, in schema order
+  };
+  void setFoldedFrom(const Value* v, FoldedFrom from) { folded_from_[v] = std::move(from); }
+  // Null for a value that was not recorded.
+  const FoldedFrom* foldedFrom(const Value* v) const {
+    auto it = folded_from_.find(v);
+    return it == folded_from_.end() ? nullptr : &it->second;
+  }
+
   // Nodes a frontend computed at load instead of adding (constant folding), for stats.
   size_t foldedNodes() const { return folded_nodes_; }
   void addFoldedNode() { ++folded_nodes_; }
@@ -268,6 +282,7 @@ class Graph {
   std::unique_ptr<Block> top_;
   size_t folded_nodes_ = 0;
   size_t erased_nodes_ = 0;
+  std::unordered_map<const Value*, FoldedFrom> folded_from_;
 };
 
 }  // namespace brisk

@@ -6,6 +6,7 @@
 #include "core/graph/graph.h"
 #include "core/kernels/delegate.h"
 #include "delegates/onednn/fusion_chain.h"
+#include "delegates/onednn/quantized_chain.h"
 
 namespace brisk::onednn {
 namespace {
@@ -61,8 +62,9 @@ bool takesNhwc(const Node& reader) {
       // (EfficientNet's squeeze-excite checks the rank before it pools).
       "aten::size",       "aten::size.int", "aten::dim",
       // PT2E's activation quantization: elementwise, the result in the input's layout.
-      "quantized_decomposed::quantize_per_tensor", "quantized_decomposed::quantize_per_tensor.tensor"};
-  if (reader.kind() == kDelegateKind) return isConvPartition(reader);
+      "quantized_decomposed::quantize_per_tensor", "quantized_decomposed::quantize_per_tensor.tensor",
+      "quantized_decomposed::dequantize_per_tensor", "quantized_decomposed::dequantize_per_tensor.tensor"};
+  if (reader.kind() == kDelegateKind) return isConvPartition(reader) || isQuantizedPartition(reader);
   return kOps.count(outOfPlaceKey(reader.key())) != 0;  // in-place forms keep the layout too
 }
 

@@ -14,6 +14,8 @@
 #include "delegates/onednn/fused_ops.h"
 #include "delegates/onednn/fusion_chain.h"
 #include "delegates/onednn/layout_flow.h"
+#include "delegates/onednn/quantized_chain.h"
+#include "delegates/onednn/quantized_ops.h"
 
 namespace brisk::onednn {
 namespace {
@@ -51,21 +53,44 @@ int64_t channelBlock() {
   return (isa & avx512) == avx512 ? 16 : 8;
 }
 
+// oneDNN's int8 kernels sum uint8 x int8 products with VNNI's vpdpbusd (AVX512_VNNI,
+// AVX-VNNI, AMX CPUs). Without it they pair products in vpmaddubsw, whose int16 sums
+// saturate with full-range weights such as PT2E's (-128..127), so the result would not
+// be the program's: there the quantized chains keep the program's float ops.
+bool hasVnni() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto has = [isa](dnnl::cpu_isa want) { return (isa & static_cast<unsigned>(want)) == static_cast<unsigned>(want); };
+  return has(dnnl::cpu_isa::avx512_core_vnni) || has(dnnl::cpu_isa::avx2_vnni);
+}
+
 class OneDnnBackend final : public DelegateBackend {
  public:
   OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows, PluginOption<int64_t> min_macs,
-                PluginOption<bool> depthwise, PluginOption<bool> blocked)
+                PluginOption<bool> depthwise, PluginOption<bool> blocked, PluginOption<bool> int8)
       : linear_(std::move(linear)),
         min_rows_(std::move(min_rows)),
         min_macs_(std::move(min_macs)),
         depthwise_(std::move(depthwise)),
-        blocked_(std::move(blocked)) {}
+        blocked_(std::move(blocked)),
+        int8_(std::move(int8)) {}
 
   std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext& ctx) const override {
     const bool linear = linear_.get(ctx.options);
     std::unordered_set<const Node*> taken;
     std::vector<std::vector<const Node*>> groups;
-    // First the 1x1 -> depthwise pairs, in order: visited last to first, the depthwise
+    // PT2E's quantized chains first: their anchors would otherwise be claimed as float
+    // chains (on the float weights folded from the int8 ones).
+    if (int8_.get(ctx.options)) {
+      for (const Node* n : block.nodes()) {
+        if (taken.count(n)) continue;
+        std::optional<QuantizedChain> chain = growQuantizedChain(*n, taken);
+        if (!chain) continue;
+        if (!runsInt8(ctx)) break;
+        taken.insert(chain->nodes.begin(), chain->nodes.end());
+        groups.push_back(chain->nodes);
+      }
+    }
+    // Then the 1x1 -> depthwise pairs, in order: visited last to first, the depthwise
     // convolution (itself an anchor) would be claimed alone before its 1x1 is reached.
     // Such a chain never takes a residual add, so this leaves the adds to the loop below.
     if (depthwise_.get(ctx.options)) {
@@ -100,6 +125,12 @@ class OneDnnBackend final : public DelegateBackend {
     if (node.outputs().size() != 1) return nullptr;
     std::string why;
     const std::vector<const Node*> nodes(node.block(0)->nodes().begin(), node.block(0)->nodes().end());
+    if (isQuantizedPartition(node)) {
+      std::optional<QuantizedChain> q = parseQuantizedChain(nodes, &why);
+      if (!q) throw std::runtime_error("not a quantized chain this backend runs: " + why);
+      if (q->body.anchor == Anchor::kLinear) return compileQuantizedLinear(*q, p);
+      return compileQuantizedConv(*q, p, readersTakeNhwc(node.output(0)));
+    }
     std::optional<FusionChain> chain = parseChain(nodes, &why);
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
     if (chain->anchor == Anchor::kLinear) {
@@ -134,11 +165,22 @@ class OneDnnBackend final : public DelegateBackend {
   }
 
  private:
+  static bool runsInt8(const DelegateContext& ctx) {
+    static const bool vnni = hasVnni();
+    if (!vnni) {
+      LOG_FIRST_N(WARNING, 1) << "brisk: " << ctx.model
+                              << ": this CPU has no VNNI, so PT2E's quantized convolutions and linear layers run in "
+                                 "fp32 on their dequantized weights, as the program says";
+    }
+    return vnni;
+  }
+
   PluginOption<bool> linear_;
   PluginOption<int64_t> min_rows_;
   PluginOption<int64_t> min_macs_;
   PluginOption<bool> depthwise_;
   PluginOption<bool> blocked_;
+  PluginOption<bool> int8_;
 };
 
 }  // namespace
@@ -166,6 +208,11 @@ BRISK_PLUGIN(registrar) {
       "blocked_layout", true,
       "a convolution result read only by other convolution partitions passes between them in oneDNN's blocked "
       "layout (nChw16c with AVX-512, else nChw8c) instead of NHWC");
-  registrar.delegate("onednn",
-                     std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, min_macs, depthwise, blocked));
+  auto int8 = registrar.option<bool>(
+      "int8", true,
+      "PT2E programs (torchao's convert_pt2e): each dequantize -> convolution or linear layer [-> activation or "
+      "residual add] [-> quantize] runs as one oneDNN int8 call on the program's int8 weights and scales, uint8 "
+      "activations passing between them (CPUs with VNNI; elsewhere the program's float ops run)");
+  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, min_macs, depthwise,
+                                                                              blocked, int8));
 }

@@ -177,10 +177,8 @@ bool Builder::foldConstants(const c10::OperatorName& name, const c10::FunctionSc
     if (!o.is_object() || o.size() != 1 || !o.contains("as_tensor")) return false;
   std::optional<std::vector<at::Tensor>> results = evaluateAtLoad(name, schema, inputs);
   if (!results || results->size() != outs.size()) return false;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    const at::Tensor& t = (*results)[i];
-    env_[stringAt(outs[i].begin().value(), "name", "as_tensor")] = g_->addConstant(t, c10::TensorType::create(t));
-  }
+  for (size_t i = 0; i < outs.size(); ++i)
+    env_[stringAt(outs[i].begin().value(), "name", "as_tensor")] = addFoldedConstant(*g_, name, inputs, (*results)[i]);
   g_->addFoldedNode();
   return true;
 }

@@ -1,0 +1,240 @@
+// A PT2E quantized convolution chain (quantized_chain.h) as one oneDNN int8 convolution:
+// uint8 source with its zero point, int8 weight with per-channel scales packed once per
+// blocking oneDNN asks for, fp32 bias, the chain's post-ops (int8_attr.h), and a uint8
+// result (or fp32 where the program leaves it unquantized).
+//
+// Activations pass between such partitions as uint8 NHWC, which oneDNN's int8 kernels
+// read and write without reordering: a uint8 NCHW source (a quantized model input) is
+// reordered once at the edge, and the result is reordered to NCHW only when a reader
+// needs that order. A quantize / dequantize outside a partition keeps its input's layout,
+// so the readers PT2E puts there (a pooling's dequantize) take NHWC as it is.
+//
+// Per input shape (shape_cache.h) the partition builds the primitive once; a call only
+// points memory objects at the tensors and executes (dnnl_runtime.h).
+#include <ATen/ATen.h>
+
+#include <array>
+#include <sstream>
+
+#include "core/graph/graph.h"
+#include "delegates/onednn/conv_weights.h"
+#include "delegates/onednn/dnnl_runtime.h"
+#include "delegates/onednn/fused_ops.h"
+#include "delegates/onednn/int8_attr.h"
+#include "delegates/onednn/quantized_ops.h"
+#include "delegates/onednn/shape_cache.h"
+
+namespace brisk::onednn {
+namespace {
+
+using dims = dnnl::memory::dims;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+struct Int8ConvPlan {
+  bool ok = false;
+  dnnl::convolution_forward prim;
+  dnnl::memory weights;  // the int8 weight in the blocking this primitive chose
+  dnnl::memory::desc src, dst, other;
+  bool reorder_src = false;  // the source arrives NCHW: reordered into `src`
+  dnnl::memory::desc src_nchw;
+  dnnl::reorder to_src;
+  std::optional<dnnl::memory::desc> out;  // the result as NCHW readers take it
+  dnnl::reorder to_out;
+  size_t scratch_bytes = 0;
+  std::string impl;
+};
+
+struct BoundInt8Conv {
+  const Int8ConvPlan* plan = nullptr;
+  dnnl::memory src, src_nchw, dst, other, out, scratch;
+};
+
+struct Int8ConvState final : DnnlState {
+  std::array<BoundInt8Conv, ShapeCache<Int8ConvPlan>::kSlots + 1> bound;
+  std::unique_ptr<const Int8ConvPlan> overflow;
+};
+
+at::Tensor bytesFor(const dnnl::memory::desc& md, const at::Tensor& like) {
+  return at::empty({static_cast<int64_t>(md.get_size())}, like.options().dtype(at::kByte));
+}
+
+class QuantizedConv final : public CompiledPartition {
+ public:
+  QuantizedConv(const QuantizedChain& c, const Partition& partition, bool nhwc_output)
+      : chain_(c.str()),
+        nhwc_output_(nhwc_output),
+        out_type_(c.q ? at::kByte : at::kFloat),
+        conv_(*c.body.nodes[0], nullptr, {}),
+        attr_(c, conv_.groups > 1 ? 0b11 : 0b1) {
+    // The graph's float weight stays for the nested block; the partition packs the
+    // program's own integers.
+    conv_.weights = std::make_unique<PackedWeights>(
+        c.weight, dnnl::memory::desc(conv_.weightDims(), dt::s8, conv_.groups > 1 ? tag::goihw : tag::oihw),
+        PackedWeights::Dense::kShared);
+    x_input_ = inputIndex(partition.node, c.dq_x->input(0));
+    if (c.dq_other) other_input_ = static_cast<int>(inputIndex(partition.node, c.dq_other->input(0)));
+    plans_ = std::make_unique<ShapeCache<Int8ConvPlan>>([this](c10::IntArrayRef x) { return plan(x); });
+  }
+
+  std::unique_ptr<KernelState> newState() const override { return std::make_unique<Int8ConvState>(); }
+  bool run(KernelContext& ctx, KernelState* state) const override {
+    return serve(ctx, *static_cast<Int8ConvState*>(state));  // false: the nested block runs the program's ops
+  }
+  std::string describe() const override {
+    std::ostringstream os;
+    os << chain_ << " " << conv_.kh << "x" << conv_.kw << " " << conv_.in_channels << "->" << conv_.out_channels;
+    if (conv_.groups > 1) os << " groups " << conv_.groups;
+    if (conv_.stride[0] > 1) os << " stride " << conv_.stride[0];
+    os << " (oneDNN int8 convolution in nhwc, " << plans_->shapes() << " input shapes prepared so far";
+    const std::string impl = plans_->shapes() ? firstImpl() : "";
+    if (!impl.empty()) os << ", kernel " << impl;
+    os << ")";
+    return os.str();
+  }
+  std::vector<std::string> edgeConversions() const override {
+    return {"input: uint8 nhwc as it is, uint8 nchw reordered",
+            std::string("output: ") + (out_type_ == at::kByte ? "uint8" : "fp32") + (nhwc_output_ ? " nhwc" : " nhwc -> nchw")};
+  }
+  bool outputPlannable() const override { return true; }
+
+ private:
+  std::string firstImpl() const {
+    std::string impl;
+    plans_->count([&](const Int8ConvPlan& p) {
+      if (impl.empty() && p.ok) impl = p.impl;
+      return false;
+    });
+    return impl;
+  }
+
+  static bool uint8Image(const at::Tensor& t) {
+    return t.scalar_type() == at::kByte && t.layout() == at::kStrided && t.is_cpu() && t.dim() == 4;
+  }
+  static bool nhwc(const at::Tensor& t) { return t.is_contiguous(at::MemoryFormat::ChannelsLast); }
+
+  bool serve(KernelContext& ctx, Int8ConvState& st) const {
+    const at::Tensor& x = ctx.tensor(x_input_);
+    if (!uint8Image(x) || x.size(1) != conv_.in_channels || x.numel() == 0) return false;
+    const bool x_nhwc = nhwc(x);
+    if (!x_nhwc && !x.is_contiguous()) return false;
+    const int64_t oh = conv_.outSize(x.size(2), 0), ow = conv_.outSize(x.size(3), 1);
+    if (oh < 1 || ow < 1) return false;
+    const std::array<int64_t, 4> out{x.size(0), conv_.out_channels, oh, ow};
+    at::Tensor other;
+    if (other_input_ >= 0) {
+      const at::Tensor& o = ctx.tensor(other_input_);
+      if (!uint8Image(o) || !o.sizes().equals(out)) return false;  // a broadcasting add: the nested block
+      other = nhwc(o) ? o : o.contiguous(at::MemoryFormat::ChannelsLast);
+    }
+    // The key says how the source arrives: its sizes, and a fifth entry for NCHW.
+    const std::array<int64_t, 5> key{x.size(0), x.size(1), x.size(2), x.size(3), x_nhwc ? 0 : 1};
+    size_t slot = 0;
+    const Int8ConvPlan& p = plans_->get(key, st.overflow, &slot);
+    if (!p.ok) return false;
+    BoundInt8Conv& b = st.bound[slot];
+    if (b.plan != &p || slot == ShapeCache<Int8ConvPlan>::kSlots) bind(b, p);
+    at::Tensor src;
+    if (p.reorder_src) {
+      src = bytesFor(p.src, x);
+      b.src_nchw.set_data_handle(x.data_ptr());
+      b.src.set_data_handle(src.data_ptr());
+      st.reorder(p.to_src, b.src_nchw, b.src);
+    } else {
+      b.src.set_data_handle(x.data_ptr());
+    }
+    const at::TensorOptions y_options = x.options().dtype(out_type_);
+    at::Tensor y = nhwc_output_ ? at::empty(out, y_options.memory_format(at::MemoryFormat::ChannelsLast))
+                                : at::empty(out, y_options);
+    const at::Tensor computed = p.out ? bytesFor(p.dst, x) : y;
+    b.dst.set_data_handle(computed.data_ptr());
+    at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options()) : at::Tensor();
+    dnnl_exec_arg_t args[12];
+    int n = 0;
+    args[n++] = {DNNL_ARG_SRC, b.src.get()};
+    args[n++] = {DNNL_ARG_WEIGHTS, p.weights.get()};
+    args[n++] = {DNNL_ARG_DST, b.dst.get()};
+    if (conv_.bias.defined()) args[n++] = {DNNL_ARG_BIAS, conv_.bias_mem.get()};
+    if (scratch.defined()) {
+      b.scratch.set_data_handle(scratch.data_ptr());
+      args[n++] = {DNNL_ARG_SCRATCHPAD, b.scratch.get()};
+    }
+    if (other.defined()) {
+      b.other.set_data_handle(other.data_ptr());
+      args[n++] = {Int8Attr::otherArg(), b.other.get()};
+    }
+    n += attr_.appendArgs(args + n);
+    st.execute(p.prim, args, n);
+    if (p.out) {
+      b.out.set_data_handle(y.data_ptr());
+      st.reorder(p.to_out, b.dst, b.out);
+    }
+    ctx.output(0) = std::move(y);
+    return true;
+  }
+
+  static void bind(BoundInt8Conv& b, const Int8ConvPlan& p) {
+    b.plan = &p;
+    b.src = unboundMemory(p.src);
+    b.dst = unboundMemory(p.dst);
+    b.other = unboundMemory(p.other);
+    if (p.reorder_src) b.src_nchw = unboundMemory(p.src_nchw);
+    if (p.out) b.out = unboundMemory(*p.out);
+    if (p.scratch_bytes) b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dt::u8, tag::a));
+  }
+
+  // Built on a Runtime's first call with source sizes `key` (and arrival order), kept
+  // for the Module's life. oneDNN computes in NHWC (its int8 kernels' layout).
+  std::unique_ptr<Int8ConvPlan> plan(c10::IntArrayRef key) const {
+    auto p = std::make_unique<Int8ConvPlan>();
+    const dims src{key[0], key[1], key[2], key[3]};
+    const dims dst{key[0], conv_.out_channels, conv_.outSize(key[2], 0), conv_.outSize(key[3], 1)};
+    const auto ydt = out_type_ == at::kByte ? dt::u8 : dt::f32;
+    p->src = dnnl::memory::desc(src, dt::u8, tag::nhwc);
+    p->dst = dnnl::memory::desc(dst, ydt, tag::nhwc);
+    p->other = dnnl::memory::desc(dst, dt::u8, tag::nhwc);
+    if (key[4] == 1) {
+      p->reorder_src = true;
+      p->src_nchw = dnnl::memory::desc(src, dt::u8, tag::nchw);
+      p->to_src = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->src_nchw, cpuEngine(), p->src));
+    }
+    if (!nhwc_output_) {
+      p->out = dnnl::memory::desc(dst, ydt, tag::nchw);
+      p->to_out = dnnl::reorder(dnnl::reorder::primitive_desc(cpuEngine(), p->dst, cpuEngine(), *p->out));
+    }
+    try {
+      const dnnl::convolution_forward::primitive_desc pd(
+          cpuEngine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, p->src,
+          dnnl::memory::desc(conv_.weightDims(), dt::s8, tag::any), conv_.bias_md, p->dst,
+          {conv_.stride[0], conv_.stride[1]}, {conv_.dilation[0] - 1, conv_.dilation[1] - 1},
+          {conv_.padding[0], conv_.padding[1]}, {conv_.padding[0], conv_.padding[1]},
+          attr_.attr(other_input_ >= 0 ? &p->other : nullptr));
+      p->impl = pd.impl_info_str();
+      p->prim = dnnl::convolution_forward(pd);
+      p->weights = conv_.weights->get(pd.weights_desc());
+      p->scratch_bytes = pd.scratchpad_desc().get_size();
+      p->ok = true;
+    } catch (const dnnl::error&) {
+      // No int8 kernel for this shape: the nested block runs (ok stays false).
+    }
+    return p;
+  }
+
+  std::string chain_;
+  bool nhwc_output_;
+  at::ScalarType out_type_;
+  ConvWeights conv_;  // geometry and bias; `weights` holds the int8 weight
+  Int8Attr attr_;
+  size_t x_input_ = 0;
+  int other_input_ = -1;
+  std::unique_ptr<ShapeCache<Int8ConvPlan>> plans_;
+};
+
+}  // namespace
+
+std::unique_ptr<CompiledPartition> compileQuantizedConv(const QuantizedChain& chain, const Partition& p,
+                                                        bool nhwc_output) {
+  return std::make_unique<QuantizedConv>(chain, p, nhwc_output);
+}
+
+}  // namespace brisk::onednn

@@ -1,0 +1,17 @@
+#pragma once
+// The compiled partitions of PT2E quantized chains (quantized_chain.h): one oneDNN int8
+// convolution or matmul each, with the program's own int8 weights and quantization
+// parameters (int8_attr.h).
+#include <memory>
+
+#include "core/kernels/delegate.h"
+#include "delegates/onednn/quantized_chain.h"
+
+namespace brisk::onednn {
+
+// `nhwc_output`: every reader takes a channels-last result (layout_flow.h).
+std::unique_ptr<CompiledPartition> compileQuantizedConv(const QuantizedChain& chain, const Partition& p,
+                                                        bool nhwc_output);
+std::unique_ptr<CompiledPartition> compileQuantizedLinear(const QuantizedChain& chain, const Partition& p);
+
+}  // namespace brisk::onednn
