@@ -23,6 +23,10 @@ For each model and batch size it times, in one process and on the same inputs:
                      brisk's own kernels only (what the delegate backends add)
   brisk_nofusion     the brisk binding on the TorchScript file with the elementwise fusion
                      pass ops_cpu.fuse_pointwise disabled (what fusion adds)
+and, with --precision, reduced-precision rows: brisk's opt-in modes and the peers at the
+same precision; int8_static runs the zoo's PT2E static int8 program (<model>.int8.pt2) in
+brisk and AOTInductor, and ONNX Runtime's / OpenVINO's own static int8 (QDQ) of the same
+fp32 model, calibrated on the same zoo inputs
 (see build_onnxruntime and the other builders for each runtime's settings; each gets one
 thread). Every executor is called the same way from Python; all but eager under
 torch.no_grad(). After warm-up, each round times a block of ~--seconds per executor, in
@@ -145,8 +149,18 @@ PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2", "brisk_int8", "brisk_fp16
 # other runtime"; their outputs must stay within REDUCED_ERROR of the reference output's
 # range (the column notes say how far they are).
 REDUCED_EXECUTORS = {"brisk_int8": "int8", "brisk_fp16": "fp16", "brisk_bf16": "bf16", "onnxruntime_int8": "int8",
-                     "openvino_bf16": "bf16"}
+                     "openvino_bf16": "bf16", "brisk_int8_static": "int8_static",
+                     "onnxruntime_int8_static": "int8_static", "openvino_int8_static": "int8_static",
+                     "aotinductor_int8_static": "int8_static"}
 REDUCED_ERROR = 0.05
+# Static int8 (every activation quantized too) is checked against the fp32 model it was
+# quantized from (tools/zoo/models_pt2.int8_float_model), and allowed more: the zoo's
+# random mobilenet_v2 has 1000 logits within int8 noise of each other, and its PT2E
+# program differs from the fp32 model by 12-17% of the output's range (resnet18 and mlp
+# about 1%; the column notes give each row's own figure).
+REDUCED_ERROR_BY_KIND = {"int8_static": 0.25}
+# The zoo's PT2E static int8 programs: <model>.int8.pt2 (dynamic batch 1..64).
+INT8_STATIC_SUFFIX = ".int8.pt2"
 EXECUTORS = PYTORCH_EXECUTORS + OTHER_RUNTIMES + BRISK_EXECUTORS + list(REDUCED_EXECUTORS)
 TIMED = EXECUTORS + ["brisk_cpp"]  # brisk_cpp: the brisk Module timed by its C++ loop
 # Everything but brisk itself: the candidates for "best other runtime".
@@ -172,6 +186,10 @@ LABELS = {
     "brisk_bf16": "brisk (PT2), bf16",
     "onnxruntime_int8": "ONNX Runtime, quantize_dynamic int8",
     "openvino_bf16": "OpenVINO, bf16",
+    "brisk_int8_static": "brisk (PT2E int8 program)",
+    "onnxruntime_int8_static": "ONNX Runtime, quantize_static int8 (QDQ)",
+    "openvino_int8_static": "OpenVINO, int8 (QDQ)",
+    "aotinductor_int8_static": "AOTInductor (PT2E int8 program)",
 }
 # Latency ratios are to the interpreter (the runtime brisk replaces); outputs are checked
 # against eager PyTorch, the model's own source (the interpreter when that is missing).
@@ -368,6 +386,9 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
         elif name == "openvino_bf16":
             build_openvino(e, zoo, case, args, kwargs, workdir or tempfile.mkdtemp(prefix="brisk-compare-"),
                            precision="bf16")
+        elif name in INT8_STATIC_BUILDERS:
+            INT8_STATIC_BUILDERS[name](e, zoo, case, args, kwargs,
+                                       workdir or tempfile.mkdtemp(prefix="brisk-compare-"))
         else:
             raise ValueError(name)
     except Exception as ex:  # noqa: BLE001 - one executor failing must not stop the others
@@ -423,12 +444,12 @@ def _flat_tensors(obj):
     return []
 
 
-def _export_onnx(module, case, args, kwargs, workdir):
-    """The ONNX file of the model, exported once per work directory, and the exporter's
-    name. torch.onnx.export's default in torch 2.14 is the torch.export-based exporter
-    (which needs onnxscript); the TorchScript-based one (dynamo=False) is what a user
-    falls back to when that fails, and so does this."""
-    path = os.path.join(workdir, f"{case.model}.b{case.batch}.onnx")
+def _export_onnx(module, case, args, kwargs, workdir, stem=None):
+    """The ONNX file of the model (named after `stem`, default the case's model), exported
+    once per work directory, and the exporter's name. torch.onnx.export's default in torch
+    2.14 is the torch.export-based exporter (which needs onnxscript); the TorchScript-based
+    one (dynamo=False) is what a user falls back to when that fails, and so does this."""
+    path = os.path.join(workdir, f"{stem or case.model}.b{case.batch}.onnx")
     tag = path + ".exporter"
     if os.path.exists(path) and os.path.exists(tag):
         with open(tag) as f:
@@ -476,7 +497,6 @@ def _onnx_caveats(path):
 
 
 def build_onnxruntime(e, zoo, case, args, kwargs, workdir, int8=False):
-    import onnxruntime as ort
     module, _ = load_eager(zoo, case)
     with torch.no_grad():
         path, exporter = _export_onnx(module, case, args, kwargs, workdir)
@@ -489,6 +509,16 @@ def build_onnxruntime(e, zoo, case, args, kwargs, workdir, int8=False):
         quantize_dynamic(path, qpath, weight_type=QuantType.QInt8, per_channel=True)
         path = qpath
         exporter += ", onnxruntime.quantization.quantize_dynamic (QInt8, per channel)"
+    _onnxruntime_session(e, path, args, kwargs)
+    e.note = (f"torch.onnx.export, {exporter}, opset {_onnx_opset(path)}, {nodes} nodes; {e.note}")
+    e.caveats += caveats + _fast_path_caveats(module)
+    if "dynamo=True failed" in exporter:
+        e.caveats.append("the default (torch.export-based) ONNX exporter fails; TorchScript-based exporter used")
+
+
+def _onnxruntime_session(e, path, args, kwargs):
+    """e runs the ONNX file `path` in an onnxruntime session set up for one-thread latency."""
+    import onnxruntime as ort
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.intra_op_num_threads = 1
@@ -504,12 +534,8 @@ def build_onnxruntime(e, zoo, case, args, kwargs, workdir, int8=False):
     e.keep.append(sess)
     e.fn = lambda: sess.run(None, feed)
     e.to_torch = lambda out: [torch.from_numpy(a) for a in out]
-    e.note = (f"torch.onnx.export, {exporter}, opset {_onnx_opset(path)}, {nodes} nodes; onnxruntime "
-              f"{ort.__version__} CPUExecutionProvider, ORT_ENABLE_ALL, intra/inter_op_num_threads=1, "
+    e.note = (f"onnxruntime {ort.__version__} CPUExecutionProvider, ORT_ENABLE_ALL, intra/inter_op_num_threads=1, "
               "ORT_SEQUENTIAL")
-    e.caveats += caveats + _fast_path_caveats(module)
-    if "dynamo=True failed" in exporter:
-        e.caveats.append("the default (torch.export-based) ONNX exporter fails; TorchScript-based exporter used")
 
 
 def _fast_path_caveats(module):
@@ -541,6 +567,13 @@ def build_openvino(e, zoo, case, args, kwargs, workdir, precision="f32"):
         source = "the ONNX file (converting the PyTorch module failed)"
         e.caveats.append(f"ov.convert_model fails on the PyTorch module ({_one_line(ex)[:120]}); "
                          "converted from the ONNX export")
+    _openvino_compile(e, model, args, kwargs, precision, source)
+
+
+def _openvino_compile(e, model, args, kwargs, precision, source):
+    """e runs the OpenVINO model `model` (converted from `source`), compiled for one-thread
+    CPU latency."""
+    import openvino as ov
     core = ov.Core()
     # Latency, one stream, one thread, and fp32 arithmetic: OpenVINO may otherwise pick
     # bf16 on CPUs that have it, and every other executor here computes in fp32.
@@ -621,6 +654,148 @@ BUILDERS = {
     "openvino": build_openvino,
     "inductor": build_inductor,
     "aotinductor": build_aotinductor,
+}
+
+
+# --- Static int8 (--precision int8_static) --------------------------------------------
+#
+# brisk and AOTInductor run the zoo's PT2E program (<model>.int8.pt2: torchao's
+# X86InductorQuantizer, calibrated on the zoo's inputs; see tools/zoo/README.md). ONNX
+# Runtime and OpenVINO quantize the same fp32 model themselves, the way their
+# documentation recommends, calibrated on the same inputs: quantize_static's QDQ format.
+
+_zoo_pt2_module = None
+
+
+def zoo_models_pt2(zoo):
+    """tools/zoo/models_pt2.py: the fp32 model each PT2E program was quantized from and
+    its calibration inputs. It imports models.py as `models`, from the zoo directory."""
+    global _zoo_pt2_module
+    if _zoo_pt2_module is None:
+        if not os.path.exists(os.path.join(zoo, "models_pt2.py")):
+            raise FileNotFoundError(f"no models_pt2.py in {zoo}")
+        sys.path.insert(0, zoo)
+        import models_pt2
+        _zoo_pt2_module = models_pt2
+    return _zoo_pt2_module
+
+
+def _int8_program(zoo, case):
+    path = zoo_file(zoo, case, INT8_STATIC_SUFFIX)
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"the zoo has no PT2E int8 program for {case.model} ({os.path.basename(path)})")
+    return path
+
+
+_INT8_FLOAT = {}
+
+
+def int8_float_model(zoo, case):
+    """The fp32 module the zoo's <model>.int8.pt2 was quantized from (the zoo model, for
+    mobilenet_v2 with BatchNorm statistics re-estimated), built once per model."""
+    _int8_program(zoo, case)
+    if case.model not in _INT8_FLOAT:
+        module = zoo_models_pt2(zoo).int8_float_model(case.model)
+        for p in module.parameters():
+            p.requires_grad_(False)
+        _INT8_FLOAT[case.model] = module
+    return _INT8_FLOAT[case.model]
+
+
+def build_brisk_int8_static(e, zoo, case, args, kwargs, workdir):
+    import brisk
+    path = _int8_program(zoo, case)
+    m = brisk.load(path)
+    e.keep.append(m)
+    e.fn = lambda: m(*args, **kwargs)
+    e.note = f"brisk.load({os.path.basename(path)}), default options"
+
+
+def _quantized_ops_registered():
+    # torch.ops.quantized_decomposed (the PT2E programs' quantize / dequantize ops) is
+    # defined in Python: loading a program needs it registered first.
+    import torch.ao.quantization.fx._decomposed  # noqa: F401
+
+
+def build_aotinductor_int8_static(e, zoo, case, args, kwargs, workdir):
+    """AOTInductor on the PT2E program, re-exported at the case's static shapes (as the
+    fp32 row exports at them). Inductor lowers the dequantize -> conv / linear ->
+    quantize patterns to oneDNN's int8 kernels (onednn.qconv_pointwise, qlinear_pointwise)
+    with freezing on, by passes that torchao registers when its x86 quantizer module is
+    imported (torch 2.14 no longer has them): without the import it computes the same
+    program in fp32, dequantizing the weights on every call."""
+    _quantized_ops_registered()
+    import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer  # noqa: F401  the lowering passes
+    path = os.path.join(workdir, f"{case.model}.b{case.batch}.int8.aoti.pt2")
+    configs = {"freezing": True, "max_autotune": inductor_mode() == "max-autotune-no-cudagraphs"}
+    if not os.path.exists(path):
+        with torch.no_grad():
+            program = torch.export.export(torch.export.load(_int8_program(zoo, case)).module(), tuple(args), kwargs)
+            torch._inductor.aoti_compile_and_package(program, package_path=path, inductor_configs=configs)
+    runner = torch._inductor.aoti_load_package(path)
+    e.keep.append(runner)
+    e.fn = lambda: runner(*args, **kwargs)
+    e.note = (f"torch.export.load({os.path.basename(_int8_program(zoo, case))}), re-exported at batch {case.batch}, "
+              f"torch._inductor.aoti_compile_and_package(inductor_configs={configs}), loaded with aoti_load_package")
+
+
+class _CalibrationReader:
+    """onnxruntime.quantization's CalibrationDataReader over the zoo's calibration rows,
+    in batches of the exported graph's (static) batch size; the last batch wraps around to
+    the first rows. MinMax calibration keeps each tensor's min and max over all batches,
+    and a repeated row repeats values already seen, so every batch size calibrates the
+    same ranges."""
+
+    def __init__(self, input_name, rows, batch):
+        n = rows.shape[0]
+        chunks = -(-n // batch)
+        order = torch.arange(chunks * batch) % n
+        self._batches = iter([{input_name: rows[order[i * batch:(i + 1) * batch]].numpy()} for i in range(chunks)])
+
+    def get_next(self):
+        return next(self._batches, None)
+
+
+def _onnx_static_int8(zoo, case, args, kwargs, workdir):
+    """(QDQ ONNX file, how it was made): the fp32 model exported to ONNX, pre-processed
+    and quantized by onnxruntime.quantization.quantize_static, once per work directory."""
+    from onnxruntime.quantization import QuantFormat, QuantType, quant_pre_process, quantize_static
+    module = int8_float_model(zoo, case)
+    with torch.no_grad():
+        path, exporter = _export_onnx(module, case, args, kwargs, workdir, stem=case.model + ".int8-float")
+    qpath = path[:-len(".onnx")] + ".qdq.onnx"
+    if not os.path.exists(qpath):
+        import onnx
+        prepped = path[:-len(".onnx")] + ".prep.onnx"
+        quant_pre_process(path, prepped)
+        rows = torch.cat(zoo_models_pt2(zoo).int8_calibration_inputs(case.model))
+        reader = _CalibrationReader(onnx.load(prepped).graph.input[0].name, rows, case.batch)
+        quantize_static(prepped, qpath, reader, quant_format=QuantFormat.QDQ, per_channel=True,
+                        activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return qpath, (f"torch.onnx.export ({exporter}) of the fp32 model, quant_pre_process, "
+                   "quantize_static (QDQ, per-channel QInt8 weights, QUInt8 activations, MinMax calibration on "
+                   "the zoo's inputs)")
+
+
+def build_onnxruntime_int8_static(e, zoo, case, args, kwargs, workdir):
+    path, how = _onnx_static_int8(zoo, case, args, kwargs, workdir)
+    _onnxruntime_session(e, path, args, kwargs)
+    e.note = f"{how}, opset {_onnx_opset(path)}; {e.note}"
+
+
+def build_openvino_int8_static(e, zoo, case, args, kwargs, workdir):
+    """OpenVINO runs a QDQ model's quantized ops in int8 (its CPU plugin fuses the
+    QuantizeLinear / DequantizeLinear pairs into int8 convolutions and matmuls)."""
+    import openvino as ov
+    path, how = _onnx_static_int8(zoo, case, args, kwargs, workdir)
+    _openvino_compile(e, ov.convert_model(path), args, kwargs, "f32", f"the QDQ ONNX file ({how})")
+
+
+INT8_STATIC_BUILDERS = {
+    "brisk_int8_static": build_brisk_int8_static,
+    "onnxruntime_int8_static": build_onnxruntime_int8_static,
+    "openvino_int8_static": build_openvino_int8_static,
+    "aotinductor_int8_static": build_aotinductor_int8_static,
 }
 
 
@@ -730,12 +905,16 @@ def run_case(case, zoo, opts, log, workdir):
             log(f"  {e.name}: not available ({e.error})")
             continue
         try:
-            e.agrees, e.max_abs_diff = check_output(e, expected)
-            if e.name in REDUCED_EXECUTORS and e.max_abs_diff is not None:
-                span = _output_range(expected)
-                e.agrees = e.max_abs_diff <= REDUCED_ERROR * span
+            kind = REDUCED_EXECUTORS.get(e.name)
+            want, what = expected, "eager fp32"
+            if kind == "int8_static":
+                want, what = int8_static_reference(zoo, case, args, kwargs), "the fp32 model it was quantized from"
+            e.agrees, e.max_abs_diff = check_output(e, want)
+            if kind and e.max_abs_diff is not None:
+                span = _output_range(want)
+                e.agrees = e.max_abs_diff <= REDUCED_ERROR_BY_KIND.get(kind, REDUCED_ERROR) * span
                 e.note = (e.note + "; " if e.note else "") + (
-                    f"largest difference from eager fp32: {e.max_abs_diff / max(span, 1e-30):.2%} "
+                    f"largest difference from {what}: {e.max_abs_diff / max(span, 1e-30):.2%} "
                     "of the output's range")
         except Exception as ex:  # noqa: BLE001
             e.error = _one_line(ex)
@@ -792,6 +971,13 @@ def run_case(case, zoo, opts, log, workdir):
     del execs, live, by_name, ref
     gc.collect()
     return result
+
+
+def int8_static_reference(zoo, case, args, kwargs):
+    """What the static int8 rows are checked against: the fp32 model their programs were
+    quantized from, on the case's inputs."""
+    with torch.no_grad():
+        return int8_float_model(zoo, case)(*args, **kwargs)
 
 
 def best_other(executors):
@@ -1042,6 +1228,19 @@ DESCRIPTIONS = collections.OrderedDict([
                          "after `onnxruntime.quantization.quantize_dynamic` (QInt8 weights, per channel)"),
     ("openvino_bf16", "reduced precision (`--precision bf16`): OpenVINO as above with "
                       "`INFERENCE_PRECISION_HINT=bf16`"),
+    ("brisk_int8_static", "static int8 (`--precision int8_static`): the brisk binding on the zoo's PT2E program "
+                          "`<model>.int8.pt2` (torchao `prepare_pt2e` / `convert_pt2e` with `X86InductorQuantizer`'s "
+                          "default config: per-channel int8 weights, uint8 activations, calibrated on the zoo's "
+                          "inputs); the program is quantized, no option needed. Static int8 rows are checked against "
+                          "the fp32 model the program was quantized from, within 25% of the output's range"),
+    ("onnxruntime_int8_static", "static int8: ONNX Runtime as above on the fp32 model's export after "
+                                "`quant_pre_process` and `quantize_static` (QDQ format, per-channel QInt8 weights, "
+                                "QUInt8 activations, MinMax calibration on the same zoo inputs)"),
+    ("openvino_int8_static", "static int8: OpenVINO as above on that QDQ ONNX file (its CPU plugin runs the "
+                             "quantized convolutions and matmuls in int8)"),
+    ("aotinductor_int8_static", "static int8: AOTInductor as above on the PT2E program, re-exported at the case's "
+                                "batch (`freezing: True`, and torchao's x86 quantizer imported, which registers the passes "
+                                "that lower the quantized patterns to oneDNN's int8 kernels)"),
 ])
 
 
@@ -1203,7 +1402,9 @@ COLORS = {"eager": "#999999", "interpreter": "#4c72b0", "interpreter_ofi": "#55a
           "inductor": "#937860", "aotinductor": "#da8bc3", "brisk": "#dd8452", "brisk_cpp": "#f0b27a",
           "nativert": "#8c8c8c", "ep_module": "#6a8caf", "brisk_pt2": "#e8a33d",
           "brisk_nodelegates": "#b5651d", "brisk_nofusion": "#8c564b", "brisk_int8": "#ffbf00",
-          "brisk_fp16": "#ffd966", "brisk_bf16": "#e69f00", "onnxruntime_int8": "#b3a6d9", "openvino_bf16": "#a6d8e8"}
+          "brisk_fp16": "#ffd966", "brisk_bf16": "#e69f00", "onnxruntime_int8": "#b3a6d9", "openvino_bf16": "#a6d8e8",
+          "brisk_int8_static": "#cc7a00", "onnxruntime_int8_static": "#6a5acd", "openvino_int8_static": "#2e8b9a",
+          "aotinductor_int8_static": "#b0608f"}
 
 
 def _headroom(ax):
@@ -1299,8 +1500,11 @@ def parse_args(argv):
                         "interpreter always run: they are the references)")
     p.add_argument("--precision", default="",
                    help="also run the reduced-precision rows: comma-separated int8 (brisk int8_dynamic, ONNX "
-                        "Runtime quantize_dynamic), fp16 (brisk fp16_weights), bf16 (brisk bf16, OpenVINO bf16); never a "
-                        "'best other runtime', outputs held to 5%% of the output's range")
+                        "Runtime quantize_dynamic), fp16 (brisk fp16_weights), bf16 (brisk bf16, OpenVINO bf16), "
+                        "int8_static (the zoo's PT2E int8 program in brisk and AOTInductor; ONNX Runtime and "
+                        "OpenVINO on quantize_static QDQ; resnet18, mobilenet_v2 and mlp); never a 'best other "
+                        "runtime', outputs held to 5%% of the output's range (int8_static: 25%% of the fp32 "
+                        "model's)")
     p.add_argument("--inductor-mode", default=None, choices=["max-autotune-no-cudagraphs", "default"],
                    help="torch.compile mode for Inductor, and max_autotune for AOTInductor "
                         "(default: max-autotune-no-cudagraphs; --quick: default)")
@@ -1311,7 +1515,8 @@ def parse_args(argv):
     kinds = {k.strip() for k in a.precision.split(",") if k.strip()}
     unknown = sorted(kinds - set(REDUCED_EXECUTORS.values()))
     if unknown:
-        raise SystemExit(f"compare: unknown precision {', '.join(unknown)} (known: int8, fp16, bf16)")
+        raise SystemExit(f"compare: unknown precision {', '.join(unknown)} "
+                         f"(known: {', '.join(dict.fromkeys(REDUCED_EXECUTORS.values()))})")
     a.executor_list += [n for n, k in REDUCED_EXECUTORS.items() if k in kinds and n not in a.executor_list]
     # --quick is CI's: max-autotune benchmarks every GEMM/conv choice at compile time
     # (tens of seconds per model even for the MLP); the default mode compiles in seconds.
