@@ -1,0 +1,180 @@
+"""PT2E int8 programs on the onednn backend's int8 kernels (delegates/onednn/quantized_chain.h).
+
+Small networks are quantized here with torchao's prepare_pt2e / convert_pt2e and
+X86InductorQuantizer (static, per-channel int8 weights, uint8 activations), exported,
+written as PT2 archives and run by brisk against the program's ep.module():
+- every quantized convolution and linear layer runs as an int8 partition where the CPU
+  has VNNI (oneDNN's int8 kernels need it to compute the program's sums; elsewhere the
+  program's float ops run, and the checks on values still apply);
+- outputs match within a tolerance of the output's scale, the inputs are left
+  unchanged, repeated runs give the same bits, and a second batch size matches too;
+- with `onednn.int8=false` the same program runs on its float ops and matches too.
+
+One network at a time covers: a residual add of a dequantized operand (+ relu), grouped
+and depthwise convolutions, a strided one, relu6 (hardtanh), a convolution whose result
+stays fp32 (no quantize after it), and linear layers (relu, 3-d input, fp32 result).
+"""
+import os
+import sys
+import tempfile
+import unittest
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+import torch  # noqa: E402
+
+import brisk  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import junit  # noqa: E402
+
+from torch.export.pt2_archive._package import package_pt2  # noqa: E402
+from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e  # noqa: E402
+import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq  # noqa: E402
+
+torch.set_num_threads(1)
+
+
+def cpu_has_vnni():
+    with open("/proc/cpuinfo") as f:
+        flags = f.read()
+    return " avx512_vnni" in flags or " avx_vnni" in flags
+
+
+VNNI = cpu_has_vnni()
+
+
+class ConvNet(torch.nn.Module):
+    """stem (strided, relu6) -> 1x1 -> depthwise (relu6) -> 1x1 + residual add -> grouped conv + relu -> 1x1 (fp32)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = torch.nn.Conv2d(3, 16, 3, stride=2, padding=1)
+        self.expand = torch.nn.Conv2d(16, 48, 1)
+        self.dw = torch.nn.Conv2d(48, 48, 3, padding=1, groups=48)
+        self.project = torch.nn.Conv2d(48, 16, 1)
+        self.grouped = torch.nn.Conv2d(16, 32, 3, padding=1, groups=4)
+        self.head = torch.nn.Conv2d(32, 10, 1)
+
+    def forward(self, x):
+        x = torch.nn.functional.relu6(self.stem(x))
+        y = torch.nn.functional.relu6(self.dw(torch.relu(self.expand(x))))
+        x = self.project(y) + x
+        x = torch.relu(self.grouped(x))
+        return self.head(x)
+
+
+class ResidualRelu(torch.nn.Module):
+    """conv -> relu -> conv -> add(identity) -> relu, torchvision BasicBlock's pattern."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(16, 16, 3, padding=1)
+        self.c2 = torch.nn.Conv2d(16, 16, 3, padding=1)
+
+    def forward(self, x):
+        return torch.relu(self.c2(torch.relu(self.c1(x))) + x)
+
+
+class Mlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(64, 128)
+        self.l2 = torch.nn.Linear(128, 96)
+        self.l3 = torch.nn.Linear(96, 10)
+
+    def forward(self, x):
+        return self.l3(torch.relu(self.l2(torch.relu(self.l1(x)))))
+
+
+# (name, module, input shape, a second batch size, how many int8 partitions it gets)
+CASES = [
+    ("convnet", ConvNet, (2, 3, 20, 20), 3, 6),
+    ("residual_relu", ResidualRelu, (2, 16, 9, 11), 1, 2),
+    ("mlp", Mlp, (4, 64), 9, 3),
+    ("mlp_3d", Mlp, (2, 5, 64), 3, 3),
+]
+
+
+def quantized_program(module, shape):
+    torch.manual_seed(0)
+    m = module().eval()
+    calib = [torch.randn(*shape) for _ in range(4)]
+    batch = torch.export.Dim("batch", min=1, max=16)
+    dynamic = ({0: batch},)
+    ep = torch.export.export(m, (calib[0],), dynamic_shapes=dynamic)
+    quantizer = xiq.X86InductorQuantizer()
+    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+    prepared = prepare_pt2e(ep.module(), quantizer)
+    for x in calib:
+        prepared(x)
+    converted = convert_pt2e(prepared)
+    return torch.export.export(converted, (calib[0],), dynamic_shapes=dynamic)
+
+
+def assert_close(test, out, ref, what):
+    # Tolerance by the output's scale: a value one rounding away from a step boundary of
+    # an activation's quantization lands on the other step when the sums run in another
+    # order (oneDNN's int32 sums are exact, the program's float ones are not), which moves
+    # the result by a fraction of a step; on these networks it stays well below 2%.
+    scale = ref.abs().max().item()
+    diff = (out - ref).abs()
+    test.assertEqual(out.shape, ref.shape, what)
+    test.assertLessEqual(diff.max().item(), 2e-2 * scale + 1e-6, what)
+    test.assertLessEqual(diff.mean().item(), 1e-3 * scale + 1e-7, what)
+
+
+class Pt2eInt8Test(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.programs = {}
+        for name, module, shape, _, _ in CASES:
+            ep = quantized_program(module, shape)
+            path = os.path.join(cls.tmp.name, name + ".pt2")
+            package_pt2(path, exported_programs={"model": ep})
+            cls.programs[name] = (ep, path)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check(self, name, module_options):
+        _, _, shape, batch2, _ = next(c for c in CASES if c[0] == name)
+        ep, path = self.programs[name]
+        m = brisk.load(path, **module_options)
+        torch.manual_seed(1)
+        for x in [torch.randn(*shape), torch.randn(batch2, *shape[1:]) * 2]:
+            before = x.clone()
+            ref = ep.module()(x)
+            first = m(x)
+            assert_close(self, first, ref, f"{name} {tuple(x.shape)}")
+            for _ in range(2):
+                self.assertTrue(torch.equal(m(x), first), f"{name}: a repeated run changed the result")
+            self.assertTrue(torch.equal(x, before), f"{name}: the input changed")
+        return m
+
+    def test_int8_partitions_match_the_program(self):
+        for name, _, _, _, partitions in CASES:
+            with self.subTest(name):
+                m = self.check(name, {})
+                int8 = [r for r in m.inspect() if r["op"] == "brisk::delegate" and "int8" in r["detail"]]
+                self.assertEqual(len(int8), partitions if VNNI else 0, [r["detail"] for r in int8])
+
+    def test_float_ops_when_int8_is_off(self):
+        for name, *_ in CASES:
+            with self.subTest(name):
+                m = self.check(name, {"plugin_options": {"onednn.int8": "false"}})
+                self.assertFalse(any("int8" in r["detail"] for r in m.inspect()))
+
+    def test_results_stay_quantized_between_partitions(self):
+        # The residual network's first partition hands uint8 to the second: its
+        # quantize is inside the partition, so no standalone quantize is left between.
+        if not VNNI:
+            self.skipTest("no VNNI: the program's float ops run")
+        m = brisk.load(self.programs["residual_relu"][1])
+        ops = [r["op"] for r in m.inspect() if r["depth"] == 0]
+        self.assertEqual(ops.count("quantized_decomposed::quantize_per_tensor"), 1, ops)  # the model input's
+
+
+if __name__ == "__main__":
+    junit.main("pt2e_int8_test")
