@@ -18,6 +18,7 @@ dnnl::memory constantMemory(const at::Tensor& t, dnnl::memory::data_type dt) {
 
 Int8Attr::Int8Attr(const QuantizedChain& c, int weight_mask)
     : weight_mask_(weight_mask),
+      src_zero_point_(c.x.zero_point != 0),
       quantized_(c.q != nullptr),
       other_(c.other),
       y_(c.y),
@@ -39,7 +40,7 @@ Int8Attr::Int8Attr(const QuantizedChain& c, int weight_mask)
 dnnl::primitive_attr Int8Attr::attr(const dnnl::memory::desc* other) const {
   dnnl::primitive_attr attr;
   attr.set_scales_mask(DNNL_ARG_WEIGHTS, weight_mask_);
-  attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
+  if (src_zero_point_) attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
   if (quantized_) {
     attr.set_scales_mask(DNNL_ARG_DST, 0);
     attr.set_zero_points_mask(DNNL_ARG_DST, 0);
@@ -62,7 +63,7 @@ dnnl::primitive_attr Int8Attr::attr(const dnnl::memory::desc* other) const {
 int Int8Attr::appendArgs(dnnl_exec_arg_t* args) const {
   int n = 0;
   args[n++] = {DNNL_ARG_ATTR_SCALES | DNNL_ARG_WEIGHTS, weight_scales_mem_.get()};
-  args[n++] = {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, src_zp_mem_.get()};
+  if (src_zero_point_) args[n++] = {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, src_zp_mem_.get()};
   if (quantized_) {
     args[n++] = {DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, dst_scale_mem_.get()};
     args[n++] = {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, dst_zp_mem_.get()};

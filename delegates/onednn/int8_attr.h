@@ -36,6 +36,7 @@ class Int8Attr {
 
  private:
   int weight_mask_;
+  bool src_zero_point_;  // nonzero: oneDNN then adds a compensation pass, so 0 is left out
   bool quantized_;
   QuantParams other_, y_;
   bool has_other_;

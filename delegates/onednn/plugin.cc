@@ -83,11 +83,17 @@ class OneDnnBackend final : public DelegateBackend {
     if (int8_.get(ctx.options)) {
       for (const Node* n : block.nodes()) {
         if (taken.count(n)) continue;
-        std::optional<QuantizedChain> chain = growQuantizedChain(*n, taken);
-        if (!chain) continue;
+        std::vector<const Node*> group;
+        if (std::optional<QuantizedChain> chain = growQuantizedChain(*n, taken)) {
+          group = chain->nodes;
+        } else if (std::optional<QuantizedMaxPool> pool = growQuantizedMaxPool(*n, taken)) {
+          group = pool->nodes;
+        } else {
+          continue;
+        }
         if (!runsInt8(ctx)) break;
-        taken.insert(chain->nodes.begin(), chain->nodes.end());
-        groups.push_back(chain->nodes);
+        taken.insert(group.begin(), group.end());
+        groups.push_back(std::move(group));
       }
     }
     // Then the 1x1 -> depthwise pairs, in order: visited last to first, the depthwise
@@ -126,6 +132,8 @@ class OneDnnBackend final : public DelegateBackend {
     std::string why;
     const std::vector<const Node*> nodes(node.block(0)->nodes().begin(), node.block(0)->nodes().end());
     if (isQuantizedPartition(node)) {
+      if (std::optional<QuantizedMaxPool> pool = parseQuantizedMaxPool(nodes))
+        return compileQuantizedMaxPool(*pool, p, readersTakeNhwc(node.output(0)));
       std::optional<QuantizedChain> q = parseQuantizedChain(nodes, &why);
       if (!q) throw std::runtime_error("not a quantized chain this backend runs: " + why);
       if (q->body.anchor == Anchor::kLinear) return compileQuantizedLinear(*q, p);
@@ -211,8 +219,9 @@ BRISK_PLUGIN(registrar) {
   auto int8 = registrar.option<bool>(
       "int8", true,
       "PT2E programs (torchao's convert_pt2e): each dequantize -> convolution or linear layer [-> activation or "
-      "residual add] [-> quantize] runs as one oneDNN int8 call on the program's int8 weights and scales, uint8 "
-      "activations passing between them (CPUs with VNNI; elsewhere the program's float ops run)");
+      "residual add] [-> quantize] runs as one oneDNN int8 call on the program's int8 weights and scales, and "
+      "dequantize -> max_pool2d -> quantize as uint8 max pooling, uint8 activations passing between them (CPUs "
+      "with VNNI; elsewhere the program's float ops run)");
   registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, min_macs, depthwise,
                                                                               blocked, int8));
 }

@@ -153,6 +153,49 @@ std::optional<QuantizedChain> growQuantizedChain(const Node& anchor, const std::
   return parseQuantizedChain(nodes);
 }
 
+std::optional<QuantizedMaxPool> parseQuantizedMaxPool(const std::vector<const Node*>& nodes) {
+  if (nodes.size() != 3) return std::nullopt;
+  const std::unordered_set<const Node*> group(nodes.begin(), nodes.end());
+  const auto pool = std::find_if(nodes.begin(), nodes.end(), [](const Node* n) { return n->key() == "aten::max_pool2d"; });
+  if (pool == nodes.end() || (*pool)->inputs().size() != 6) return std::nullopt;
+  QuantizedMaxPool p;
+  p.nodes = nodes;
+  p.pool = *pool;
+  p.dq = producerIn(p.pool->input(0), group);
+  const Node* q = p.pool->output(0)->soleUser();
+  QuantParams in, out;
+  if (!p.dq || !isUint8Dequantize(*p.dq, &in) || p.dq->output(0)->soleUser() != p.pool || !q || !group.count(q) ||
+      !isUint8Quantize(*q, &out) || in.scale != out.scale || in.zero_point != out.zero_point)
+    return std::nullopt;
+  // kernel_size, stride ([] means the kernel's), padding, dilation: int[1] means both dims.
+  std::vector<int64_t>* lists[] = {&p.kernel, &p.stride, &p.padding, &p.dilation};
+  for (size_t i = 0; i < 4; ++i) {
+    const Value* v = p.pool->input(1 + i);
+    if (!v->isConstant() || !v->constant().isIntList()) return std::nullopt;
+    *lists[i] = v->constant().toIntVector();
+    if (lists[i]->size() == 1) lists[i]->push_back(lists[i]->front());
+  }
+  if (p.stride.empty()) p.stride = p.kernel;
+  if (p.kernel.size() != 2 || p.stride.size() != 2 || p.padding.size() != 2 || p.dilation.size() != 2) return std::nullopt;
+  const Value* ceil = p.pool->input(5);
+  if (!ceil->isConstant() || !ceil->constant().isBool()) return std::nullopt;
+  p.ceil_mode = ceil->constant().toBool();
+  for (size_t d = 0; d < 2; ++d)
+    if (p.kernel[d] < 1 || p.stride[d] < 1 || p.dilation[d] < 1 || p.padding[d] < 0 || 2 * p.padding[d] > p.kernel[d])
+      return std::nullopt;  // ATen's own checks reject these: the nested block says so
+  return p;
+}
+
+std::optional<QuantizedMaxPool> growQuantizedMaxPool(const Node& pool, const std::unordered_set<const Node*>& taken) {
+  if (pool.key() != "aten::max_pool2d" || pool.inputs().empty()) return std::nullopt;
+  const Node* dq = pool.input(0)->producer();
+  const Node* q = pool.output(0)->soleUser();
+  if (!dq || !q || taken.count(dq) || taken.count(q) || dq->owningBlock() != pool.owningBlock() ||
+      q->owningBlock() != pool.owningBlock())
+    return std::nullopt;
+  return parseQuantizedMaxPool({dq, &pool, q});
+}
+
 bool isQuantizedPartition(const Node& n) {
   if (n.kind() != kDelegateKind) return false;
   auto it = n.attributes().find(kDelegateBackendAttr);

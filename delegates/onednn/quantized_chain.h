@@ -63,7 +63,20 @@ std::optional<QuantizedChain> growQuantizedChain(const Node& anchor, const std::
 // they are not one.
 std::optional<QuantizedChain> parseQuantizedChain(const std::vector<const Node*>& nodes, std::string* why = nullptr);
 
-// Whether the delegate node `n` is an onednn partition of a quantized chain.
+// PT2E's quantized max pooling: dequantize(xq) -> max_pool2d -> quantize with the same
+// scale and zero point (X86InductorQuantizer shares them), which is max pooling of the
+// uint8 values themselves: dequantizing and quantizing are monotonic and cancel.
+struct QuantizedMaxPool {
+  std::vector<const Node*> nodes;  // dequantize, max_pool2d, quantize
+  const Node* dq = nullptr;
+  const Node* pool = nullptr;
+  std::vector<int64_t> kernel, stride, padding, dilation;  // two values each
+  bool ceil_mode = false;
+};
+std::optional<QuantizedMaxPool> growQuantizedMaxPool(const Node& pool, const std::unordered_set<const Node*>& taken);
+std::optional<QuantizedMaxPool> parseQuantizedMaxPool(const std::vector<const Node*>& nodes);
+
+// Whether the delegate node `n` is an onednn partition of a quantized chain or pool.
 bool isQuantizedPartition(const Node& n);
 
 }  // namespace brisk::onednn

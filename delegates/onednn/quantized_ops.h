@@ -1,6 +1,6 @@
 #pragma once
 // The compiled partitions of PT2E quantized chains (quantized_chain.h): one oneDNN int8
-// convolution or matmul each, with the program's own int8 weights and quantization
+// convolution, matmul or uint8 max pooling each, with the program's own int8 weights and quantization
 // parameters (int8_attr.h).
 #include <memory>
 
@@ -13,5 +13,7 @@ namespace brisk::onednn {
 std::unique_ptr<CompiledPartition> compileQuantizedConv(const QuantizedChain& chain, const Partition& p,
                                                         bool nhwc_output);
 std::unique_ptr<CompiledPartition> compileQuantizedLinear(const QuantizedChain& chain, const Partition& p);
+std::unique_ptr<CompiledPartition> compileQuantizedMaxPool(const QuantizedMaxPool& pool, const Partition& p,
+                                                           bool nhwc_output);
 
 }  // namespace brisk::onednn
