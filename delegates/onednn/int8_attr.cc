@@ -16,9 +16,9 @@ dnnl::memory constantMemory(const at::Tensor& t, dnnl::memory::data_type dt) {
 
 }  // namespace
 
-Int8Attr::Int8Attr(const QuantizedChain& c, int weight_mask)
+Int8Attr::Int8Attr(const QuantizedChain& c, int weight_mask, bool zero_point_in_bias)
     : weight_mask_(weight_mask),
-      src_zero_point_(c.x.zero_point != 0),
+      src_zero_point_(c.x.zero_point != 0 && !zero_point_in_bias),
       quantized_(c.q != nullptr),
       other_(c.other),
       y_(c.y),
@@ -35,6 +35,13 @@ Int8Attr::Int8Attr(const QuantizedChain& c, int weight_mask)
   dst_zp_mem_ = constantMemory(dst_zp_, dnnl::memory::data_type::s32);
   dnnl::post_ops check;
   appendUnary(check, unary_);  // now: an op oneDNN lacks fails the compile, not a call
+}
+
+at::Tensor Int8Attr::biasWithZeroPoint(const QuantizedChain& c, const at::Tensor& bias) {
+  const at::Tensor w = c.weight.to(at::kDouble).flatten(1).sum(1);
+  const at::Tensor shift = c.weight_scales.to(at::kDouble) * c.x.scale * static_cast<double>(c.x.zero_point) * w;
+  const at::Tensor b = bias.defined() ? bias.to(at::kDouble) - shift : -shift;
+  return b.to(at::kFloat).contiguous();
 }
 
 dnnl::primitive_attr Int8Attr::attr(const dnnl::memory::desc* other) const {

@@ -66,7 +66,12 @@ class QuantizedConv final : public CompiledPartition {
         nhwc_output_(nhwc_output),
         out_type_(c.q ? at::kByte : at::kFloat),
         conv_(*c.body.nodes[0], nullptr, {}),
-        attr_(c, conv_.groups > 1 ? 0b11 : 0b1) {
+        attr_(c, conv_.groups > 1 ? 0b11 : 0b1, zeroPointInBias(c, conv_)) {
+    if (zeroPointInBias(c, conv_)) {
+      conv_.bias = Int8Attr::biasWithZeroPoint(c, conv_.bias);
+      conv_.bias_md = dnnl::memory::desc({conv_.out_channels}, dt::f32, tag::a);
+      conv_.bias_mem = dnnl::memory(conv_.bias_md, cpuEngine(), conv_.bias.data_ptr());
+    }
     // The graph's float weight stays for the nested block; the partition packs the
     // program's own integers.
     conv_.weights = std::make_unique<PackedWeights>(
@@ -99,6 +104,11 @@ class QuantizedConv final : public CompiledPartition {
   bool outputPlannable() const override { return true; }
 
  private:
+  // No window of an unpadded convolution reaches into padding (Int8Attr::biasWithZeroPoint).
+  static bool zeroPointInBias(const QuantizedChain& c, const ConvWeights& w) {
+    return c.x.zero_point != 0 && w.padding[0] == 0 && w.padding[1] == 0;
+  }
+
   std::string firstImpl() const {
     std::string impl;
     plans_->count([&](const Int8ConvPlan& p) {

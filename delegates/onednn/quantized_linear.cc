@@ -43,16 +43,19 @@ struct Int8LinearState final : DnnlState {
 class QuantizedLinear final : public CompiledPartition {
  public:
   QuantizedLinear(const QuantizedChain& c, const Partition& partition)
-      : chain_(c.str()), out_type_(c.q ? at::kByte : at::kFloat), attr_(c, 0b10) {
+      : chain_(c.str()), out_type_(c.q ? at::kByte : at::kFloat), attr_(c, 0b10, /*zero_point_in_bias=*/true) {
     const Node& lin = *c.body.nodes[0];  // aten::linear(x, W [out, in], b)
     out_features_ = c.weight.size(0);
     in_features_ = c.weight.size(1);
     // oneDNN's weight is [in, out]: the program's [out, in] read in "ba" order.
     weights_ = std::make_unique<PackedWeights>(c.weight, dnnl::memory::desc({in_features_, out_features_}, dt::s8, tag::ba),
                                                PackedWeights::Dense::kShared);
-    if (!lin.input(2)->constant().isNone()) {
-      bias_ = lin.input(2)->constant().toTensor().to(at::kFloat).contiguous();
-      if (bias_.numel() != out_features_) throw std::runtime_error("bias does not match the weight");
+    // The source's zero point goes into the bias (Int8Attr::biasWithZeroPoint): a linear
+    // layer has no padding.
+    const at::Tensor bias = lin.input(2)->constant().isNone() ? at::Tensor() : lin.input(2)->constant().toTensor();
+    if (bias.defined() && bias.numel() != out_features_) throw std::runtime_error("bias does not match the weight");
+    if (bias.defined() || c.x.zero_point != 0) {
+      bias_ = c.x.zero_point != 0 ? Int8Attr::biasWithZeroPoint(c, bias) : bias.to(at::kFloat).contiguous();
       bias_md_ = dnnl::memory::desc({1, out_features_}, dt::f32, tag::ab);
       bias_mem_ = dnnl::memory(bias_md_, cpuEngine(), bias_.data_ptr());
     }

@@ -44,7 +44,11 @@ VNNI = cpu_has_vnni()
 
 
 class ConvNet(torch.nn.Module):
-    """stem (strided, relu6) -> 1x1 -> depthwise (relu6) -> 1x1 + residual add -> grouped conv + relu -> 1x1 (fp32)."""
+    """stem (strided, relu6) -> 1x1 -> depthwise (relu6) -> 1x1 + residual add -> grouped conv -> 1x1 (fp32).
+
+    The head reads the grouped convolution's result without an activation, so its source
+    has a nonzero zero point, which an unpadded convolution takes in its bias.
+    """
 
     def __init__(self):
         super().__init__()
@@ -59,8 +63,7 @@ class ConvNet(torch.nn.Module):
         x = torch.nn.functional.relu6(self.stem(x))
         y = torch.nn.functional.relu6(self.dw(torch.relu(self.expand(x))))
         x = self.project(y) + x
-        x = torch.relu(self.grouped(x))
-        return self.head(x)
+        return self.head(self.grouped(x))
 
 
 class ResidualRelu(torch.nn.Module):
