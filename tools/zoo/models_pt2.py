@@ -46,11 +46,16 @@ import models
 #                the same parameters, which export_pt2.py scripts into <name>.pt (the
 #                program's `torchscript`), so brisk's TorchScript path is its reference too
 # float_model -- for a PT2E-quantized program: the fp32 module it was quantized from
-#                (export_pt2.py checks the program's top-1 class agrees with it)
+#                (export_pt2.py checks the program stays within QUANTIZED_FLOAT_ERROR of it)
+# float_origin -- for a PT2E-quantized program: (zoo TorchScript file, state) with which
+#                a reader rebuilds float_model: that file with `state` (the state_dict
+#                entries that differ from it; empty when none do) loaded on top.
+#                export_pt2.py writes a non-empty state as <name>.float_state.pt and
+#                records both in the manifest's `quantized`
 Pt2Spec = collections.namedtuple(
     "Pt2Spec", ["module", "inputs", "inputs2", "dynamic", "torchscript", "note", "own_inputs",
-                "example", "original", "twin", "float_model"],
-    defaults=[None, None, None, None])
+                "example", "original", "twin", "float_model", "float_origin"],
+    defaults=[None, None, None, None, None])
 
 
 def _zoo(name: str, note: str) -> Pt2Spec:
@@ -446,14 +451,18 @@ def _int8(name: str) -> Callable[[], Pt2Spec]:
     def build() -> Pt2Spec:
         z = models.MODELS[name]()
         calibration = _calibration(z, name)
+        zoo_state = {k: v.clone() for k, v in z.eager.state_dict().items()}
         float_model = _float_model(z, name, calibration)
+        # What differs from <name>.pt (mobilenet_v2: its BatchNorms' running statistics).
+        float_state = {k: v for k, v in float_model.state_dict().items() if not torch.equal(v, zoo_state[k])}
         how = ("BatchNorm statistics re-estimated on the calibration inputs (the random init's activations "
                "vanish below a uint8 step), then " if name == "mobilenet_v2" else "same weights as the zoo model; ")
         return Pt2Spec(quantize_pt2e(float_model, calibration), z.inputs, z.inputs2, {"x": {0: INT8_BATCH}}, None,
                        f"{how}PT2E static int8 (torchao prepare_pt2e / convert_pt2e, X86InductorQuantizer default "
                        f"config: per-channel int8 weights, uint8 activations), calibrated on the zoo's "
                        f"{len(calibration)} input sets; dynamic batch (1..64)", True,
-                       example=models._inp(_batched_example(calibration)), float_model=float_model)
+                       example=models._inp(_batched_example(calibration)), float_model=float_model,
+                       float_origin=(name + ".pt", float_state))
     return build
 
 
