@@ -20,6 +20,7 @@ Int8Attr::Int8Attr(const QuantizedChain& c, int weight_mask, bool zero_point_in_
     : weight_mask_(weight_mask),
       src_zero_point_(c.x.zero_point != 0 && !zero_point_in_bias),
       quantized_(c.q != nullptr),
+      dst_zero_point_(c.q != nullptr && c.y.zero_point != 0),
       other_(c.other),
       y_(c.y),
       has_other_(c.dq_other != nullptr),
@@ -50,7 +51,7 @@ dnnl::primitive_attr Int8Attr::attr(const dnnl::memory::desc* other) const {
   if (src_zero_point_) attr.set_zero_points_mask(DNNL_ARG_SRC, 0);
   if (quantized_) {
     attr.set_scales_mask(DNNL_ARG_DST, 0);
-    attr.set_zero_points_mask(DNNL_ARG_DST, 0);
+    if (dst_zero_point_) attr.set_zero_points_mask(DNNL_ARG_DST, 0);
   }
   dnnl::post_ops ops;
   if (has_other_ && other) {
@@ -73,7 +74,7 @@ int Int8Attr::appendArgs(dnnl_exec_arg_t* args) const {
   if (src_zero_point_) args[n++] = {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, src_zp_mem_.get()};
   if (quantized_) {
     args[n++] = {DNNL_ARG_ATTR_SCALES | DNNL_ARG_DST, dst_scale_mem_.get()};
-    args[n++] = {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, dst_zp_mem_.get()};
+    if (dst_zero_point_) args[n++] = {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, dst_zp_mem_.get()};
   }
   return n;
 }

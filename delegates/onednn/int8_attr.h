@@ -48,6 +48,7 @@ class Int8Attr {
   int weight_mask_;
   bool src_zero_point_;  // nonzero: oneDNN then adds a compensation pass, so 0 is left out
   bool quantized_;
+  bool dst_zero_point_;  // nonzero: left out when 0, which lets oneDNN pick brdgmm for depthwise
   QuantParams other_, y_;
   bool has_other_;
   Unary unary_;
