@@ -17,8 +17,9 @@ void reorderNow(dnnl::memory from, dnnl::memory to) {  // handles: execute() tak
   s.wait();
 }
 
-// Gives the whole pages inside [p, p + n) back to the kernel before the caller frees the
-// buffer. free() alone leaves a chunk in the middle of the heap resident (glibc returns
+}  // namespace
+
+// Whole pages only. free() alone leaves a chunk in the middle of the heap resident (glibc returns
 // memory only from the heap's top, or on malloc_trim), so the first call's packing
 // would hold both copies at once at its peak. The buffer is still ours while we do it,
 // so nothing else can be using those pages; a later allocation that reuses them reads
@@ -29,8 +30,6 @@ void discardPages(void* p, size_t n) {
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(page - 1);
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
-
-}  // namespace
 
 PackedWeights::PackedWeights(at::Tensor dense, const dnnl::memory::desc& plain, Dense dense_kind)
     : dense_(dense.contiguous()), kind_(dense_kind), plain_(plain), source_(plain, cpuEngine(), dense_.data_ptr()) {

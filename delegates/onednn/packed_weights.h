@@ -31,6 +31,10 @@
 
 namespace brisk::onednn {
 
+// Gives the whole pages inside [p, p + n) back to the kernel before the caller frees or
+// drops the buffer (packed_weights.cc says why).
+void discardPages(void* p, size_t n);
+
 class PackedWeights {
  public:
   enum class Dense { kShared, kOwned, kReleasable };

@@ -34,7 +34,7 @@ bool uint8PerTensor(const Node& n, const char* key, size_t arity, QuantParams* p
 
 // The int8 weight and per-output-channel scales behind the anchor's float weight, when
 // it was folded from a symmetric dequantize_per_channel over axis 0 (Graph::FoldedFrom).
-bool int8Weight(const Node& anchor, at::Tensor* weight, at::Tensor* scales) {
+bool int8Weight(const Node& anchor, QuantizedChain& c) {
   const Value* w = anchor.input(1);
   const Graph::FoldedFrom* from = anchor.owningBlock()->graph()->foldedFrom(w);
   if (!from || from->op != kDequantizeChannel || from->args.size() != 8) return false;
@@ -51,8 +51,10 @@ bool int8Weight(const Node& anchor, at::Tensor* weight, at::Tensor* scales) {
     const at::Tensor& zp = a[2].toTensor();
     if (zp.numel() != s.numel() || zp.ne(0).any().item<bool>()) return false;  // oneDNN's s8 weights have none
   }
-  *weight = q.contiguous();
-  *scales = s.to(at::kFloat).contiguous();
+  c.float_weight = w;
+  c.folded = from;
+  c.weight = q.contiguous();
+  c.weight_scales = s.to(at::kFloat).contiguous();
   return true;
 }
 
@@ -91,7 +93,7 @@ std::optional<QuantizedChain> parseQuantizedChain(const std::vector<const Node*>
   c.dq_x = producerIn((*anchor)->input(0), group);
   if (!c.dq_x || !isUint8Dequantize(*c.dq_x, &c.x) || c.dq_x->output(0)->soleUser() != *anchor)
     return fail("the source is not a uint8 dequantize only the anchor reads");
-  if (!int8Weight(**anchor, &c.weight, &c.weight_scales))
+  if (!int8Weight(**anchor, c))
     return fail("the weight is not a folded symmetric per-channel int8 dequantize");
   // The float ops after the anchor, up to the closing quantize, in dataflow order.
   std::vector<const Node*> body{*anchor};

@@ -21,12 +21,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/graph/graph.h"
 #include "delegates/onednn/fusion_chain.h"
-
-namespace brisk {
-class Node;
-class Value;
-}  // namespace brisk
 
 namespace brisk::onednn {
 
@@ -45,6 +41,8 @@ struct QuantizedChain {
   QuantParams other;
   const Node* q = nullptr;          // the closing quantize, or null: the result is fp32
   QuantParams y;
+  const Value* float_weight = nullptr;  // the anchor's weight: the fold of `weight`
+  const Graph::FoldedFrom* folded = nullptr;  // what the fold read
   at::Tensor weight;                // int8, as the program holds it ([out, in, kh, kw] or [out, in])
   at::Tensor weight_scales;         // fp32, one per output channel
   std::string str() const;

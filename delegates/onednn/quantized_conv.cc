@@ -19,6 +19,7 @@
 #include "core/graph/graph.h"
 #include "delegates/onednn/conv_weights.h"
 #include "delegates/onednn/dnnl_runtime.h"
+#include "delegates/onednn/folded_float_weight.h"
 #include "delegates/onednn/fused_ops.h"
 #include "delegates/onednn/int8_attr.h"
 #include "delegates/onednn/quantized_ops.h"
@@ -66,7 +67,8 @@ class QuantizedConv final : public CompiledPartition {
         nhwc_output_(nhwc_output),
         out_type_(c.q ? at::kByte : at::kFloat),
         conv_(*c.body.nodes[0], nullptr, {}),
-        attr_(c, conv_.groups > 1 ? 0b11 : 0b1, zeroPointInBias(c, conv_)) {
+        attr_(c, conv_.groups > 1 ? 0b11 : 0b1, zeroPointInBias(c, conv_)),
+        float_weight_(c.float_weight, *c.folded, isReleasable(partition, c.float_weight)) {
     if (zeroPointInBias(c, conv_)) {
       conv_.bias = Int8Attr::biasWithZeroPoint(c, conv_.bias);
       conv_.bias_md = dnnl::memory::desc({conv_.out_channels}, dt::f32, tag::a);
@@ -84,14 +86,17 @@ class QuantizedConv final : public CompiledPartition {
 
   std::unique_ptr<KernelState> newState() const override { return std::make_unique<Int8ConvState>(); }
   bool run(KernelContext& ctx, KernelState* state) const override {
-    return serve(ctx, *static_cast<Int8ConvState*>(state));  // false: the nested block runs the program's ops
+    if (serve(ctx, *static_cast<Int8ConvState*>(state))) return true;
+    float_weight_.restore();  // the nested block runs the program's float ops next
+    return false;
   }
   std::string describe() const override {
     std::ostringstream os;
     os << chain_ << " " << conv_.kh << "x" << conv_.kw << " " << conv_.in_channels << "->" << conv_.out_channels;
     if (conv_.groups > 1) os << " groups " << conv_.groups;
     if (conv_.stride[0] > 1) os << " stride " << conv_.stride[0];
-    os << " (oneDNN int8 convolution in nhwc, " << plans_->shapes() << " input shapes prepared so far";
+    os << " (oneDNN int8 convolution in nhwc, " << plans_->shapes() << " input shapes prepared so far"
+       << (float_weight_.released() ? ", float weight freed" : "");
     const std::string impl = plans_->shapes() ? firstImpl() : "";
     if (!impl.empty()) os << ", kernel " << impl;
     os << ")";
@@ -235,6 +240,7 @@ class QuantizedConv final : public CompiledPartition {
   at::ScalarType out_type_;
   ConvWeights conv_;  // geometry and bias; `weights` holds the int8 weight
   Int8Attr attr_;
+  mutable FoldedFloatWeight float_weight_;
   size_t x_input_ = 0;
   int other_input_ = -1;
   std::unique_ptr<ShapeCache<Int8ConvPlan>> plans_;

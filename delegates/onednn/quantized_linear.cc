@@ -10,6 +10,7 @@
 
 #include "core/graph/graph.h"
 #include "delegates/onednn/dnnl_runtime.h"
+#include "delegates/onednn/folded_float_weight.h"
 #include "delegates/onednn/fused_ops.h"
 #include "delegates/onednn/int8_attr.h"
 #include "delegates/onednn/packed_weights.h"
@@ -43,7 +44,10 @@ struct Int8LinearState final : DnnlState {
 class QuantizedLinear final : public CompiledPartition {
  public:
   QuantizedLinear(const QuantizedChain& c, const Partition& partition)
-      : chain_(c.str()), out_type_(c.q ? at::kByte : at::kFloat), attr_(c, 0b10, /*zero_point_in_bias=*/true) {
+      : chain_(c.str()),
+        out_type_(c.q ? at::kByte : at::kFloat),
+        attr_(c, 0b10, /*zero_point_in_bias=*/true),
+        float_weight_(c.float_weight, *c.folded, isReleasable(partition, c.float_weight)) {
     const Node& lin = *c.body.nodes[0];  // aten::linear(x, W [out, in], b)
     out_features_ = c.weight.size(0);
     in_features_ = c.weight.size(1);
@@ -65,12 +69,15 @@ class QuantizedLinear final : public CompiledPartition {
 
   std::unique_ptr<KernelState> newState() const override { return std::make_unique<Int8LinearState>(); }
   bool run(KernelContext& ctx, KernelState* state) const override {
-    return serve(ctx, *static_cast<Int8LinearState*>(state));  // false: the nested block runs the program's ops
+    if (serve(ctx, *static_cast<Int8LinearState*>(state))) return true;
+    float_weight_.restore();  // the nested block runs the program's float ops next
+    return false;
   }
   std::string describe() const override {
     std::ostringstream os;
     os << chain_ << " " << in_features_ << "->" << out_features_ << " (oneDNN int8 matmul, " << plans_->shapes()
-       << " row counts prepared so far, " << weights_->formats() << " packed weight formats)";
+       << " row counts prepared so far, " << weights_->formats() << " packed weight formats"
+       << (float_weight_.released() ? ", float weight freed" : "") << ")";
     return os.str();
   }
   bool outputPlannable() const override { return true; }
@@ -136,6 +143,7 @@ class QuantizedLinear final : public CompiledPartition {
   std::string chain_;
   at::ScalarType out_type_;
   Int8Attr attr_;
+  mutable FoldedFloatWeight float_weight_;
   int64_t out_features_ = 0, in_features_ = 0;
   std::unique_ptr<PackedWeights> weights_;
   at::Tensor bias_;

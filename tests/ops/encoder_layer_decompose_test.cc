@@ -128,6 +128,10 @@ TEST(EncoderLayerDecompose, MatchesFusedKernel) {
 // Large enough for the onednn delegate to claim the linear layers (>= 9 rows and 2^20
 // multiply-adds), fused with relu / gelu and the residual adds.
 TEST(EncoderLayerDecompose, MatchesFusedKernelOnDelegates) {
+  // Seeded: the weights are standard normal, so the layer's values reach the hundreds
+  // and fp32 reordering now and then (about 1 run in 10 unseeded) moved one output past
+  // kTol. The tolerance stays; the inputs are fixed.
+  at::manual_seed(20261128);
   const Dims d{64, 8, 256};
   for (bool gelu : {false, true}) {
     for (bool norm_first : {false, true}) {
