@@ -8,7 +8,8 @@ written as PT2 archives and run by brisk against the program's ep.module():
   program's float ops run, and the checks on values still apply);
 - outputs match within a tolerance of the output's scale, the inputs are left
   unchanged, repeated runs give the same bits, and a second batch size matches too;
-- with `onednn.int8=false` the same program runs on its float ops and matches too.
+- with `onednn.int8=false` the same program runs on its float ops and matches too;
+- several threads and run_async at once give the same bits as one caller.
 
 One network at a time covers: a residual add of a dequantized operand (+ relu), grouped
 and depthwise convolutions, a strided one, relu6 (hardtanh), a convolution whose result
@@ -17,6 +18,7 @@ stays fp32 (no quantize after it), and linear layers (relu, 3-d input, fp32 resu
 import os
 import sys
 import tempfile
+import threading
 import unittest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -168,6 +170,31 @@ class Pt2eInt8Test(unittest.TestCase):
             with self.subTest(name):
                 m = self.check(name, {"plugin_options": {"onednn.int8": "false"}})
                 self.assertFalse(any("int8" in r["detail"] for r in m.inspect()))
+
+    def test_threads_and_run_async_give_the_same_bits(self):
+        # Runtimes run the int8 partitions concurrently: each binds its own oneDNN memory
+        # objects to the shared primitives, packed weights and quantization constants.
+        ep, path = self.programs["convnet"]
+        m = brisk.load(path)
+        torch.manual_seed(2)
+        xs = [torch.randn(2, 3, 20, 20) for _ in range(4)]
+        expected = [m(x) for x in xs]
+        failures = []
+
+        def worker(i):
+            for _ in range(10):
+                if not torch.equal(m(xs[i]), expected[i]):
+                    failures.append(i)
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        futures = [m.run_async(x) for x in xs]
+        for t in threads:
+            t.join()
+        self.assertEqual(failures, [])
+        for f, e in zip(futures, expected):
+            self.assertTrue(torch.equal(f.wait(), e))
 
     def test_results_stay_quantized_between_partitions(self):
         # The residual network's first partition hands uint8 to the second: its
