@@ -243,7 +243,8 @@ class Graph {
 
   // What a folded constant was computed from, kept only where the folded value loses
   // something a backend can use: PT2E's dequantize of an integer weight folds to a float
-  // weight, and an int8 kernel wants the integers and scales back (builtin_passes.cc).
+  // weight, and an int8 kernel wants the integers and scales back (addFoldedConstant,
+  // constant_eval.h).
   struct FoldedFrom {
     std::string op;                 // the folded node's key
     std::vector<c10::IValue> args;  // its constant inputs, in schema order

@@ -74,8 +74,8 @@ class QuantizedConv final : public CompiledPartition {
       conv_.bias_md = dnnl::memory::desc({conv_.out_channels}, dt::f32, tag::a);
       conv_.bias_mem = dnnl::memory(conv_.bias_md, cpuEngine(), conv_.bias.data_ptr());
     }
-    // The graph's float weight stays for the nested block; the partition packs the
-    // program's own integers.
+    // The partition packs the program's own integers; the graph's float weight is the
+    // nested block's (float_weight_).
     conv_.weights = std::make_unique<PackedWeights>(
         c.weight, dnnl::memory::desc(conv_.weightDims(), dt::s8, conv_.groups > 1 ? tag::goihw : tag::oihw),
         PackedWeights::Dense::kShared);
