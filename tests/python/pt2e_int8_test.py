@@ -100,7 +100,7 @@ CASES = [
 ]
 
 
-def quantized_program(module, shape):
+def quantized_program(module, shape, reduce_range=False):
     torch.manual_seed(0)
     m = module().eval()
     calib = [torch.randn(*shape) for _ in range(4)]
@@ -108,7 +108,7 @@ def quantized_program(module, shape):
     dynamic = ({0: batch},)
     ep = torch.export.export(m, (calib[0],), dynamic_shapes=dynamic)
     quantizer = xiq.X86InductorQuantizer()
-    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config(reduce_range=reduce_range))
     prepared = prepare_pt2e(ep.module(), quantizer)
     for x in calib:
         prepared(x)
@@ -195,6 +195,17 @@ class Pt2eInt8Test(unittest.TestCase):
         self.assertEqual(failures, [])
         for f, e in zip(futures, expected):
             self.assertTrue(torch.equal(f.wait(), e))
+
+    def test_a_reduced_activation_range_keeps_the_float_ops(self):
+        # reduce_range quantizes activations to 0..127: not the uint8 range oneDNN's
+        # kernels saturate to, so no group is claimed and the program's own ops run.
+        ep = quantized_program(ConvNet, (2, 3, 20, 20), reduce_range=True)
+        path = os.path.join(self.tmp.name, "convnet_reduced.pt2")
+        package_pt2(path, exported_programs={"model": ep})
+        m = brisk.load(path)
+        self.assertFalse(any("int8" in r["detail"] for r in m.inspect()))
+        x = torch.randn(2, 3, 20, 20)
+        assert_close(self, m(x), ep.module()(x), "reduce_range")
 
     def test_results_stay_quantized_between_partitions(self):
         # The residual network's first partition hands uint8 to the second: its
