@@ -22,7 +22,6 @@ Int8Attr::Int8Attr(const QuantizedChain& c, int weight_mask, bool zero_point_in_
       quantized_(c.q != nullptr),
       dst_zero_point_(c.q != nullptr && c.y.zero_point != 0),
       other_(c.other),
-      y_(c.y),
       has_other_(c.dq_other != nullptr),
       unary_(c.body.unary) {
   // The source's scale times each channel's, computed in double and rounded once.

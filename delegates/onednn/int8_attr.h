@@ -49,7 +49,7 @@ class Int8Attr {
   bool src_zero_point_;  // nonzero: oneDNN then adds a compensation pass, so 0 is left out
   bool quantized_;
   bool dst_zero_point_;  // nonzero: left out when 0, which lets oneDNN pick brdgmm for depthwise
-  QuantParams other_, y_;
+  QuantParams other_;
   bool has_other_;
   Unary unary_;
   at::Tensor weight_scales_, src_zp_, dst_scale_, dst_zp_;
