@@ -1,5 +1,6 @@
 #include "delegates/onednn/dnnl_runtime.h"
 
+#include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <dlfcn.h>
 
@@ -48,6 +49,19 @@ void DnnlState::execute(const dnnl::primitive& p, const dnnl_exec_arg_t* args, i
 
 dnnl::memory unboundMemory(const dnnl::memory::desc& md) {
   return dnnl::memory(md, cpuEngine(), DNNL_MEMORY_NONE);
+}
+
+dnnl::memory unboundScratchpad(size_t bytes) {
+  return unboundMemory(dnnl::memory::desc({static_cast<int64_t>(bytes)}, dnnl::memory::data_type::u8,
+                                          dnnl::memory::format_tag::a));
+}
+
+at::Tensor bufferFor(const dnnl::memory::desc& md, const at::Tensor& like) {
+  return at::empty({static_cast<int64_t>(md.get_size())}, like.options().dtype(at::kByte));
+}
+
+at::Tensor scratchFor(size_t bytes, const at::Tensor& like) {
+  return bytes ? at::empty({static_cast<int64_t>(bytes)}, like.options().dtype(at::kByte)) : at::Tensor();
 }
 
 }  // namespace brisk::onednn

@@ -47,5 +47,12 @@ class DnnlState : public KernelState {
 
 // A oneDNN memory object over no buffer yet: the call points it at a tensor's data.
 dnnl::memory unboundMemory(const dnnl::memory::desc& md);
+// The same for a primitive's user-mode scratchpad of `bytes`.
+dnnl::memory unboundScratchpad(size_t bytes);
+
+// A byte buffer of md's size, or a scratchpad of `bytes` (undefined when 0), from the
+// c10 allocator, which brisk serves from its memory plan; `like` gives the device.
+at::Tensor bufferFor(const dnnl::memory::desc& md, const at::Tensor& like);
+at::Tensor scratchFor(size_t bytes, const at::Tensor& like);
 
 }  // namespace brisk::onednn

@@ -17,8 +17,7 @@ FoldedFloatWeight::FoldedFloatWeight(const Value* weight, const Graph::FoldedFro
   if (!releasable || !dense_.is_contiguous() || dense_.storage_offset() != 0 ||
       dense_.storage().nbytes() != dense_.nbytes() || !quantizedOpFor(from_.op))
     return;
-  discardPages(dense_.data_ptr(), dense_.nbytes());
-  dense_.storage().unsafeGetStorageImpl()->set_data_ptr_noswap(c10::DataPtr(nullptr, dense_.device()));
+  dropStorageBytes(dense_);
   released_ = true;
 }
 

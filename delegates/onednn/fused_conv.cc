@@ -75,11 +75,6 @@ bool isReference(const dnnl::primitive_desc_base& pd) { return std::string(pd.im
 
 dnnl::memory::data_type dnnlType(at::ScalarType t) { return t == at::kBFloat16 ? bf16 : f32; }
 
-// A buffer of md's size from the c10 allocator, which brisk serves from its plan.
-at::Tensor bufferFor(const dnnl::memory::desc& md, const at::Tensor& like) {
-  return at::empty({static_cast<int64_t>(md.get_size())}, like.options().dtype(at::kByte));
-}
-
 // A tensor that arrives in a layout other than the one the primitive reads: its
 // description as it arrives, and the reorder into the primitive's. `needed` false: it
 // is read as it is.
@@ -293,7 +288,7 @@ class FusedConv final : public CompiledPartition {
     at::Tensor y = out_layout_ == Layout::kBlocked ? at::empty({out[0], blocks(out_channels), oh, ow, block_}, y_options)
                    : out_layout_ == Layout::kNhwc  ? at::empty(out, y_options.memory_format(at::MemoryFormat::ChannelsLast))
                                                    : at::empty(out, y_options);
-    at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
+    at::Tensor scratch = scratchFor(p.scratch_bytes, x);
     if (scratch.defined()) b.scratch.set_data_handle(scratch.data_ptr());
     const at::Tensor computed = p.out ? bufferFor(p.dst, x) : y;
     b.dst.set_data_handle(computed.data_ptr());
@@ -405,8 +400,7 @@ class FusedConv final : public CompiledPartition {
     if (p.other) b.other = unboundMemory(*p.other);
     if (p.split) b.mid = unboundMemory(p.mid);
     if (p.out) b.out = unboundMemory(*p.out);
-    if (p.scratch_bytes)
-      b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
+    if (p.scratch_bytes) b.scratch = unboundScratchpad(p.scratch_bytes);
   }
 
   // Built on a Runtime's first call with input sizes `key` (4-d, or 5-d for a blocked

@@ -160,8 +160,7 @@ class FusedLinear final : public CompiledPartition {
     sizes.back() = out_features_;
     at::Tensor y = at::empty(sizes, x.options());
     b.dst.set_data_handle(y.data_ptr());
-    at::Tensor scratch =
-        p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options().dtype(at::kByte)) : at::Tensor();
+    at::Tensor scratch = scratchFor(p.scratch_bytes, x);
     dnnl_exec_arg_t args[6];
     int n = 0;
     args[n++] = {DNNL_ARG_SRC, b.src.get()};
@@ -188,8 +187,7 @@ class FusedLinear final : public CompiledPartition {
     b.dst = unboundMemory(p.dst);
     b.other = unboundMemory(p.other);
     if (p.to_bf16) b.f32_src = unboundMemory(p.f32_src);
-    if (p.scratch_bytes)
-      b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dnnl::memory::data_type::u8, tag::a));
+    if (p.scratch_bytes) b.scratch = unboundScratchpad(p.scratch_bytes);
   }
 
   // Packs the weight now, in the blocking oneDNN's matmul asks for at 64 rows, so that

@@ -31,6 +31,11 @@ void discardPages(void* p, size_t n) {
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
+void dropStorageBytes(const at::Tensor& t) {
+  discardPages(t.storage().mutable_data(), t.storage().nbytes());
+  t.storage().unsafeGetStorageImpl()->set_data_ptr_noswap(c10::DataPtr(nullptr, t.device()));
+}
+
 PackedWeights::PackedWeights(at::Tensor dense, const dnnl::memory::desc& plain, Dense dense_kind)
     : dense_(dense.contiguous()), kind_(dense_kind), plain_(plain), source_(plain, cpuEngine(), dense_.data_ptr()) {
   // A copy (non-contiguous input) is the partition's own, whatever the caller said.
@@ -55,10 +60,8 @@ void PackedWeights::releaseDense() {
     discardPages(dense_.data_ptr(), dense_.nbytes());  // nothing else holds it
     dense_ = at::Tensor();
   } else if (!pinned_.load(std::memory_order_relaxed)) {
-    // The storage keeps its size and loses its bytes; every tensor over it (the graph's
-    // constant, the nested block's slots) sees them again after restoreDense().
-    discardPages(dense_.data_ptr(), dense_.storage().nbytes());
-    dense_.storage().unsafeGetStorageImpl()->set_data_ptr_noswap(c10::DataPtr(nullptr, dense_.device()));
+    // Every tensor over the storage sees the bytes again after restoreDense().
+    dropStorageBytes(dense_);
     released_ = true;
   }
 }

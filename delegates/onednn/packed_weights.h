@@ -35,6 +35,11 @@ namespace brisk::onednn {
 // drops the buffer (packed_weights.cc says why).
 void discardPages(void* p, size_t n);
 
+// Gives back the bytes of `t`'s whole storage, which keeps its size: every tensor over
+// it (the graph's constant, the nested block's slots) sees bytes again once the owner
+// sets a new data pointer (set_data_ptr_noswap) before anything reads them.
+void dropStorageBytes(const at::Tensor& t);
+
 class PackedWeights {
  public:
   enum class Dense { kShared, kOwned, kReleasable };

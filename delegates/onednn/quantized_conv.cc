@@ -56,10 +56,6 @@ struct Int8ConvState final : DnnlState {
   std::unique_ptr<const Int8ConvPlan> overflow;
 };
 
-at::Tensor bytesFor(const dnnl::memory::desc& md, const at::Tensor& like) {
-  return at::empty({static_cast<int64_t>(md.get_size())}, like.options().dtype(at::kByte));
-}
-
 class QuantizedConv final : public CompiledPartition {
  public:
   QuantizedConv(const QuantizedChain& c, const Partition& partition, bool nhwc_output)
@@ -151,7 +147,7 @@ class QuantizedConv final : public CompiledPartition {
     if (b.plan != &p || slot == ShapeCache<Int8ConvPlan>::kSlots) bind(b, p);
     at::Tensor src;
     if (p.reorder_src) {
-      src = bytesFor(p.src, x);
+      src = bufferFor(p.src, x);
       b.src_nchw.set_data_handle(x.data_ptr());
       b.src.set_data_handle(src.data_ptr());
       st.reorder(p.to_src, b.src_nchw, b.src);
@@ -161,9 +157,9 @@ class QuantizedConv final : public CompiledPartition {
     const at::TensorOptions y_options = x.options().dtype(out_type_);
     at::Tensor y = nhwc_output_ ? at::empty(out, y_options.memory_format(at::MemoryFormat::ChannelsLast))
                                 : at::empty(out, y_options);
-    const at::Tensor computed = p.out ? bytesFor(p.dst, x) : y;
+    const at::Tensor computed = p.out ? bufferFor(p.dst, x) : y;
     b.dst.set_data_handle(computed.data_ptr());
-    at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options()) : at::Tensor();
+    at::Tensor scratch = scratchFor(p.scratch_bytes, x);
     dnnl_exec_arg_t args[12];
     int n = 0;
     args[n++] = {DNNL_ARG_SRC, b.src.get()};
@@ -195,7 +191,7 @@ class QuantizedConv final : public CompiledPartition {
     b.other = unboundMemory(p.other);
     if (p.reorder_src) b.src_nchw = unboundMemory(p.src_nchw);
     if (p.out) b.out = unboundMemory(*p.out);
-    if (p.scratch_bytes) b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dt::u8, tag::a));
+    if (p.scratch_bytes) b.scratch = unboundScratchpad(p.scratch_bytes);
   }
 
   // Built on a Runtime's first call with source sizes `key` (and arrival order), kept

@@ -97,13 +97,13 @@ class QuantizedLinear final : public CompiledPartition {
       b.plan = &p;
       b.src = unboundMemory(p.src);
       b.dst = unboundMemory(p.dst);
-      if (p.scratch_bytes) b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dt::u8, tag::a));
+      if (p.scratch_bytes) b.scratch = unboundScratchpad(p.scratch_bytes);
     }
     const at::Tensor x = x0.is_contiguous() ? x0 : x0.contiguous();
     c10::SmallVector<int64_t, 4> sizes(x.sizes().begin(), x.sizes().end());
     sizes.back() = out_features_;
     at::Tensor y = at::empty(sizes, x.options().dtype(out_type_));
-    at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options()) : at::Tensor();
+    at::Tensor scratch = scratchFor(p.scratch_bytes, x);
     b.src.set_data_handle(x.data_ptr());
     b.dst.set_data_handle(y.data_ptr());
     dnnl_exec_arg_t args[10];

@@ -82,11 +82,11 @@ class QuantizedMaxPool2d final : public CompiledPartition {
       b.plan = &p;
       b.src = unboundMemory(p.src);
       b.dst = unboundMemory(p.dst);
-      if (p.scratch_bytes) b.scratch = unboundMemory(dnnl::memory::desc({static_cast<int64_t>(p.scratch_bytes)}, dt::u8, tag::a));
+      if (p.scratch_bytes) b.scratch = unboundScratchpad(p.scratch_bytes);
     }
     const at::Tensor x = x0.contiguous(at::MemoryFormat::ChannelsLast);
     at::Tensor y = at::empty(p.out, x.options().memory_format(at::MemoryFormat::ChannelsLast));
-    at::Tensor scratch = p.scratch_bytes ? at::empty({static_cast<int64_t>(p.scratch_bytes)}, x.options()) : at::Tensor();
+    at::Tensor scratch = scratchFor(p.scratch_bytes, x);
     b.src.set_data_handle(x.data_ptr());
     b.dst.set_data_handle(y.data_ptr());
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, b.src.get()}, {DNNL_ARG_DST, b.dst.get()}, {DNNL_ARG_SCRATCHPAD, nullptr}};
