@@ -32,10 +32,12 @@ std::vector<OptionSpec> makeTable() {
       {.name = "optimize_numerics", .field = &O::optimize_numerics, .flag = "no-optimize-numerics",
        .help = "freeze's conv-bn and similar folds"},
       {.name = "disabled_passes", .field = &O::disabled_passes, .flag = "disable-pass", .metavar = "NAME",
-       .help = "a load-time graph pass not to run (eliminate_dead_code, fold_constants, eliminate_dead_code_late, "
+       .help = "a load-time graph pass not to run (eliminate_dead_code, remove_eval_dropout, fold_constants, "
+               "eliminate_dead_code_late, "
                "inplace_reuse, or a plugin's PLUGIN.NAME; `brisk inspect` lists them; own_constant_outputs cannot be "
                "disabled); repeatable",
-       .details = "load-time graph passes not to run, by name: core's `eliminate_dead_code`, `fold_constants`, "
+       .details = "load-time graph passes not to run, by name: core's `eliminate_dead_code`, `remove_eval_dropout`, "
+                  "`fold_constants`, "
                   "`eliminate_dead_code_late`, `inplace_reuse`, or a plugin's `PLUGIN.NAME` "
                   "(`brisk inspect` lists the passes and what each "
                   "changed); an unknown name is an error at load, and so is `own_constant_outputs`, which cannot be "

@@ -35,7 +35,7 @@ struct Options {
   // Apply torch::jit::freeze's numerics-changing folds (conv-bn, etc.).
   bool optimize_numerics = true;
   // Load-time graph passes not to run, by name (core/graph/graph_pass.h): core's
-  // "eliminate_dead_code", "fold_constants", "eliminate_dead_code_late",
+  // "eliminate_dead_code", "remove_eval_dropout", "fold_constants", "eliminate_dead_code_late",
   // "own_constant_outputs", "inplace_reuse", or a plugin's "<plugin>.<name>". Unknown
   // names are an error at load, once the plugins are loaded.
   std::vector<std::string> disabled_passes;

@@ -7,6 +7,7 @@
 #include "core/common/options.h"
 #include "core/graph/constant_eval.h"
 #include "core/graph/effects.h"
+#include "core/graph/eval_dropout.h"
 #include "core/graph/graph.h"
 #include "core/graph/graph_pass.h"
 #include "core/graph/inplace_reuse.h"
@@ -81,6 +82,9 @@ void addBuiltinPasses(PassRegistry& registry) {
   registry.add(GraphPass{"eliminate_dead_code", kPassOrderSimplify, "core",
                          "removes nodes whose results nothing reads and that do nothing else",
                          [](Graph& g, const PassContext&) { return eliminateDeadCode(g); }});
+  registry.add(GraphPass{"remove_eval_dropout", kPassOrderSimplify, "core",
+                         "readers of an eval-mode dropout read its input (the tensor ATen returns); the node goes",
+                         [](Graph& g, const PassContext&) { return removeEvalDropout(g); }});
   registry.add(GraphPass{"fold_constants", kPassOrderFold, "core",
                          "computes once at load every node whose inputs are all constants",
                          [](Graph& g, const PassContext&) { return foldConstants(g); }});

@@ -2,6 +2,7 @@
 // Core's own load-time graph passes (graph_pass.h), in the order they run:
 //   eliminate_dead_code (kPassOrderSimplify): nodes whose results nothing reads and that
 //       have no effect besides their results;
+//   remove_eval_dropout (kPassOrderSimplify): eval_dropout.h;
 //   fold_constants (kPassOrderFold): nodes whose inputs are all constants (weights and
 //       what is computed from them only), computed once; counted in ModuleStats'
 //       folded_nodes with the frontends' own folds;

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/graph/eval_dropout.h"
 #include "core/graph/graph.h"
 
 namespace brisk {
@@ -49,19 +50,6 @@ const std::unordered_map<std::string_view, std::vector<int>>& reusers() {
   return keys;
 }
 
-// Eval-mode dropout (train a constant false) returns its input itself in ATen
-// (`_dropout`: `if (!train) return input`), though its schema does not say so. Marking
-// input 0 as reusable lets its kernel hand the input on as ATen does instead of
-// copying: escape analysis and the memory planner then treat the input like the
-// output's view source (its lifetime covers the output's readers). Nothing can write
-// through the alias: an in-place writer needs a fresh, single-use input, and dropout
-// is no fresh producer (its input's use count includes dropout's own read).
-bool isEvalDropout(const Node& n) {
-  if (n.key() != "aten::dropout" || n.inputs().size() != 3 || n.outputs().size() != 1) return false;
-  const Value* train = n.input(2);
-  return train->isConstant() && train->constant().isBool() && !train->constant().toBool();
-}
-
 // A plain functional schema: no argument or result may alias anything.
 bool isFunctional(const c10::FunctionSchema* s) {
   if (!s || s->is_vararg() || s->is_varret()) return false;
@@ -86,6 +74,12 @@ int markNode(Node& n) {
   for (const auto& sub : n.blocks()) marked += markBlock(*sub);
   if (n.subgraph()) marked += markInPlaceReuse(*n.subgraph());
   n.setReusableInput(-1);
+  // Eval-mode dropout (eval_dropout.h; still here when remove_eval_dropout is
+  // disabled) returns its input itself. Marking input 0 lets its kernel hand the input
+  // on as ATen does instead of copying: escape analysis and the memory planner then
+  // treat the input like the output's view source (its lifetime covers the output's
+  // readers). Nothing can write through the alias: an in-place writer needs a fresh,
+  // single-use input, and dropout is no fresh producer.
   if (isEvalDropout(n)) {
     n.setReusableInput(0);
     return marked + 1;

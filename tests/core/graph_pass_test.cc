@@ -9,6 +9,7 @@
 #include "core/common/options.h"
 #include "core/executor/module.h"
 #include "core/graph/builtin_passes.h"
+#include "core/graph/eval_dropout.h"
 #include "core/graph/graph.h"
 #include "core/graph/graph_pass.h"
 #include "core/graph/graph_verifier.h"
@@ -145,6 +146,40 @@ TEST(BuiltinPasses, FoldConstantsMatchesEager) {
   auto m = Module::fromGraph(g, std::move(sig), o, &registries);
   const at::Tensor in = at::randn({2, 3});
   EXPECT_TRUE(at::allclose(m->run({in}).toTensor(), at::mm(in, w.t())));
+}
+
+// Eval-mode dropouts (one feeding another, one returned) go and their readers read the
+// input, the tensor ATen's dropout hands back; a dropout whose train flag is true or not
+// a constant stays. The Module still computes what eager does.
+TEST(BuiltinPasses, RemoveEvalDropoutRewiresReaders) {
+  const char* kDropout = "aten::dropout(Tensor input, float p, bool train) -> Tensor";
+  auto g = std::make_shared<Graph>("dropout");
+  Value* x = g->top()->addParam(c10::TensorType::get(), "x");
+  Value* train = g->top()->addParam(c10::BoolType::get(), "train");
+  Value* p = g->addConstant(0.25, c10::FloatType::get());
+  Value* no = g->addConstant(false, c10::BoolType::get());
+  Value* yes = g->addConstant(true, c10::BoolType::get());
+  auto dropout = [&](Value* in, Value* t, const char* name) {
+    return g->top()->appendNode({"aten::dropout", "", schemaOf(kDropout), {in, p, t}, {{c10::TensorType::get(), name}}});
+  };
+  Node* d1 = dropout(x, no, "d1");
+  Node* d2 = dropout(d1->output(0), no, "d2");
+  Node* neg = g->top()->appendNode({"aten::neg", "", schemaOf("aten::neg(Tensor self) -> Tensor"), {d2->output(0)},
+                                    {{c10::TensorType::get(), "y"}}});
+  Node* kept_train = dropout(neg->output(0), yes, "kept_train");
+  Node* kept_flag = dropout(neg->output(0), train, "kept_flag");
+  Node* d3 = dropout(neg->output(0), no, "d3");
+  g->top()->addReturn(d3->output(0));
+  g->top()->addReturn(kept_train->output(0));
+  g->top()->addReturn(kept_flag->output(0));
+  g->finalize();
+  EXPECT_EQ(removeEvalDropout(*g), 3u);
+  g->finalize();
+  EXPECT_EQ(countKind(*g, "aten::dropout"), 2u);
+  EXPECT_EQ(neg->input(0), x);
+  EXPECT_EQ(g->top()->returns()[0], neg->output(0));
+  EXPECT_TRUE(verifyGraph(*g).empty()) << g->str();
+  EXPECT_EQ(removeEvalDropout(*g), 0u);
 }
 
 // A model returning a weight directly, inside a tuple and inside a tuple in that tuple:

@@ -210,7 +210,8 @@ class Introspection(unittest.TestCase):
         m = brisk.load(zoo("resnet18"))
         passes = m.passes()
         self.assertEqual([p["name"] for p in passes],
-                         ["eliminate_dead_code", "fold_constants", "ops_cpu.decompose_encoder_layer",
+                         ["eliminate_dead_code", "remove_eval_dropout", "fold_constants",
+                          "ops_cpu.decompose_encoder_layer",
                           "ops_cpu.fuse_lstm_cell", "ops_cpu.fuse_gru_cell", "ops_cpu.fuse_rnn_layer",
                           "partition_delegates",
                           "ops_cpu.fuse_pointwise", "eliminate_dead_code_late",
