@@ -19,6 +19,7 @@
 #include <ATen/ops/to_padded_tensor_native.h>
 
 #include "ops_cpu/fused/encoder_layer_decompose.h"
+#include "ops_cpu/native/attention.h"
 #include "ops_cpu/native/common.h"
 #include "ops_cpu/native/encoder_layer_packed.h"
 
@@ -236,26 +237,6 @@ std::unique_ptr<Kernel> toPadded(KernelBuildContext& b) {
                             : self.to_padded_tensor(pad, out_size);
       },
       "at::native::NestedTensor_to_padded_tensor_generic");
-}
-
-// scaled_dot_product_attention(Tensor query, Tensor key, Tensor value,
-//   Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *,
-//   float? scale=None, bool enable_gqa=False): nn.MultiheadAttention's path when the
-// fused fast path does not apply (e.g. with a float mask). A static call of ATen's
-// op, which picks its CPU implementation (flash attention or the math path) itself.
-std::unique_ptr<Kernel> scaledDotProductAttention(KernelBuildContext& b) {
-  const Node& n = b.node();
-  if (n.inputs().size() != 8) return nullptr;
-  auto t = tensorArgs(n, {0, 1, 2, 3});
-  return lambda(
-      [t](KernelContext& ctx) {
-        const c10::IValue& scale = ctx.input(6);
-        ctx.output(0) = at::scaled_dot_product_attention(
-            t[0].get(ctx), t[1].get(ctx), t[2].get(ctx), t[3].optional(ctx), ctx.input(4).toDouble(),
-            ctx.input(5).toBool(), scale.isNone() ? c10::nullopt : c10::optional<double>(scale.toDouble()),
-            ctx.input(7).toBool());
-      },
-      "at::scaled_dot_product_attention");
 }
 
 }  // namespace

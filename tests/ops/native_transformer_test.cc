@@ -270,5 +270,38 @@ TEST(NativeTransformer, ScaledDotProductAttention) {
       .run();
 }
 
+// With the mask None, dropout 0 and causal / scale constants, brisk's own kernel
+// (simd/attention.h) serves fp32 operands of rank 4 and 3, strided rows included (heads
+// sliced out of one projection, as nn.MultiheadAttention does), and agrees with ATen to
+// fp32 rounding (another summation order and exp); fp64 operands take ATen's op.
+TEST(NativeTransformer, ScaledDotProductAttentionOwnKernel) {
+  for (const char* flags : {"causal=0, scale=None", "causal=1, scale=0.3"}) {
+    SCOPED_TRACE(flags);
+    const bool causal = std::string(flags).find("causal=1") != std::string::npos;
+    const std::string ir = std::string(
+                               "graph(%q : Tensor, %k : Tensor, %v : Tensor):\n"
+                               "  %m : NoneType = prim::Constant()\n"
+                               "  %p : float = prim::Constant[value=0.]()\n"
+                               "  %g : bool = prim::Constant[value=0]()\n") +
+                           (causal ? "  %c : bool = prim::Constant[value=1]()\n"
+                                     "  %s : float = prim::Constant[value=0.3]()\n"
+                                   : "  %c : bool = prim::Constant[value=0]()\n"
+                                     "  %s : NoneType = prim::Constant()\n") +
+                           "  %y : Tensor = aten::scaled_dot_product_attention(%q, %k, %v, %m, %p, %c, %s, %g)\n"
+                           "  return (%y)\n";
+    const at::Tensor qkv = at::randn({64, 3, 4, 64});
+    auto head = [&](int64_t i) { return qkv.select(1, i).unsqueeze(0).transpose(1, 2); };  // [1, 4, 64, 64]
+    OpTester(ir)
+        .inputs({head(0), head(1), head(2)})
+        .inputs({at::randn({2, 3, 7, 20}), at::randn({2, 3, 9, 20}), at::randn({2, 3, 9, 5})})
+        .inputs({at::randn({3, 17, 8}), at::randn({3, 17, 8}), at::randn({3, 17, 8})})
+        .inputs({at::randn({1, 2, 5, 8}, at::kDouble), at::randn({1, 2, 5, 8}, at::kDouble),
+                 at::randn({1, 2, 5, 8}, at::kDouble)})
+        .tolerance(Tolerance{1e-4, 1e-5})
+        .expectKernel("aten::scaled_dot_product_attention", kNative)
+        .run();
+  }
+}
+
 }  // namespace
 }  // namespace brisk::testing

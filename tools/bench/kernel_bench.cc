@@ -6,6 +6,9 @@
 //   depthwise_nchw  3x3 depthwise conv, NCHW                vs  at::conv2d (oneDNN)
 //   max_pool_nchw   max_pool2d, NCHW                        vs  at::max_pool2d
 //   max_pool_nhwc   max_pool2d, channels-last float          vs  at::max_pool2d
+//   attention       one scaled dot-product attention call,  vs  at::scaled_dot_product_attention
+//                   all heads, fp32 and bf16 products            (flash attention on CPU), fp32
+//                                                                and on bf16 operands
 //   fused_pointwise elementwise chains, each vector path       vs  the same ATen ops,
 //                   (AVX-512, AVX2) of the interpreter          one after another
 // For every case: median time per call over rounds of ~20 ms, the ratio torch / brisk
@@ -24,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "ops_cpu/simd/attention.h"
 #include "ops_cpu/simd/depthwise_nchw.h"
 #include "ops_cpu/simd/max_pool_nchw.h"
 #include "ops_cpu/simd/max_pool_nhwc.h"
@@ -246,6 +250,50 @@ void benchPointwise() {
 
 }  // namespace
 
+
+// q, k, v [1, H, L, D] as the zoo's transformer slices them out of its in_proj result
+// (rows 3 * H * D floats apart); brisk's kernel per head into [1, L, H, D] memory.
+void benchAttention() {
+  using brisk::ops_cpu::out::AttentionDims;
+  using brisk::ops_cpu::out::AttentionMath;
+  struct Case {
+    int64_t h, l, d;
+  };
+  for (const Case c : {Case{4, 64, 64}, Case{12, 128, 64}, Case{3, 197, 64}}) {
+    const at::Tensor qkv = at::randn({c.l, 3, c.h, c.d});
+    auto part = [&](int64_t i) { return qkv.select(1, i).unsqueeze(0).transpose(1, 2); };  // [1, H, L, D]
+    const at::Tensor q = part(0), k = part(1), v = part(2);
+    for (AttentionMath math : {AttentionMath::kFp32, AttentionMath::kBf16}) {
+      if (!brisk::ops_cpu::out::attentionRuns(math)) continue;
+      const AttentionDims dims{c.l, c.l, c.d, c.d};
+      std::vector<uint8_t> scratch(brisk::ops_cpu::out::attentionScratchBytes(dims, math) + 64);
+      void* aligned = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
+      at::Tensor out = at::empty({1, c.l, c.h, c.d});
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.d));
+      auto brisk_fn = [&] {
+        for (int64_t hi = 0; hi < c.h; ++hi)
+          brisk::ops_cpu::out::attentionHead(dims, q.data_ptr<float>() + hi * q.stride(1), q.stride(2),
+                                             k.data_ptr<float>() + hi * k.stride(1), k.stride(2),
+                                             v.data_ptr<float>() + hi * v.stride(1), v.stride(2),
+                                             out.data_ptr<float>() + hi * c.d, c.h * c.d, scale, false, math,
+                                             aligned);
+      };
+      const bool bf16 = math == AttentionMath::kBf16;
+      const at::Tensor qb = bf16 ? q.to(at::kBFloat16) : q, kb = bf16 ? k.to(at::kBFloat16) : k,
+                       vb = bf16 ? v.to(at::kBFloat16) : v;
+      at::Tensor ref;
+      auto torch_fn = [&] { ref = at::scaled_dot_product_attention(qb, kb, vb); };
+      const double tb = medianSeconds(brisk_fn), tt = medianSeconds(torch_fn);
+      brisk_fn();
+      torch_fn();
+      const std::string shape = "H" + std::to_string(c.h) + " L" + std::to_string(c.l) + " D" + std::to_string(c.d);
+      row(bf16 ? "attention bf16" : "attention fp32", shape,
+          bf16 ? "at::scaled_dot_product_attention, bf16 operands" : "at::scaled_dot_product_attention",
+          tb, tt, maxDiff(out.transpose(1, 2), ref.to(at::kFloat)));
+    }
+  }
+}
+
 int main() {
   at::set_num_threads(1);
   at::manual_seed(0);
@@ -259,5 +307,6 @@ int main() {
   benchMaxPool();
   benchMaxPoolNhwc();
   benchPointwise();
+  benchAttention();
   return 0;
 }
