@@ -64,7 +64,7 @@ expect_ok "run control_flow --check" "^check: matches the TorchScript interprete
 # Bundled files by file name too: "<zoo>.pt", and a PT2 program's TorchScript twin.
 expect_ok "run mlp.pt --check" "^model: mlp " "^check: matches the TorchScript interpreter$"
 expect_ok "run while_model.pt --check" "^check: matches the TorchScript interpreter$"
-expect_ok "inspect resnet18.pt --no-profile" "^passes: eliminate_dead_code=0 fold_constants=0 .*inplace_reuse=[1-9]"
+expect_ok "inspect resnet18.pt --no-profile" "^passes: eliminate_dead_code=0 remove_eval_dropout=0 fold_constants=0 .*inplace_reuse=[1-9]"
 expect_ok "run multi_output --check" "^check: matches the TorchScript interpreter$"
 expect_ok "run mlp --check --fallback-only --no-default-plugins" "^check: matches the TorchScript interpreter$"
 # A reduced precision is checked against fp32 within the stated bound, and says so.
