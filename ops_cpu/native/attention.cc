@@ -11,6 +11,7 @@
 
 #include "core/common/options.h"
 #include "ops_cpu/native/common.h"
+#include "ops_cpu/out_variant/common.h"
 #include "ops_cpu/simd/attention.h"
 
 namespace brisk::ops_cpu::native {
@@ -29,7 +30,7 @@ void* headScratch(size_t bytes) {
 
 bool rowsContiguous(const at::Tensor& t) { return t.stride(-1) == 1 || t.size(-1) == 1; }
 
-// Whether the kernel serves these operands; fills the head count and dims.
+// Whether the kernel serves these operands; fills `dims` when it does.
 bool serves(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, AttentionDims& dims) {
   const int64_t r = q.dim();
   if ((r != 3 && r != 4) || k.dim() != r || v.dim() != r) return false;
@@ -99,18 +100,15 @@ std::unique_ptr<Kernel> scaledDotProductAttention(KernelBuildContext& b) {
         ctx.input(5).toBool(), scale.isNone() ? c10::nullopt : c10::optional<double>(scale.toDouble()),
         ctx.input(7).toBool());
   };
-  auto isConst = [&](size_t i) { return n.input(i)->isConstant(); };
   const AttentionMath math =
       asksBf16(b.options()) && out::attentionRuns(AttentionMath::kBf16) ? AttentionMath::kBf16 : AttentionMath::kFp32;
-  const bool own = out::attentionRuns(AttentionMath::kFp32) && isConst(3) && n.input(3)->constant().isNone() &&
-                   isConst(4) && n.input(4)->constant().isDouble() && n.input(4)->constant().toDouble() == 0.0 &&
-                   isConst(5) && n.input(5)->constant().isBool() && isConst(6) &&
-                   (n.input(6)->constant().isNone() || n.input(6)->constant().isDouble()) && isConst(7) &&
-                   n.input(7)->constant().isBool() && !n.input(7)->constant().toBool();
+  const std::optional<bool> causal = out::constBool(b, 5);
+  const std::optional<double> scale = out::constDouble(b, 6);
+  const bool own = out::attentionRuns(AttentionMath::kFp32) && out::isConstNone(b, 3) &&
+                   out::constDouble(b, 4) == std::optional<double>(0.0) && causal &&
+                   (out::isConstNone(b, 6) || scale) && out::constBool(b, 7) == std::optional<bool>(false);
   if (!own) return lambda(aten, "at::scaled_dot_product_attention");
-  const c10::IValue& s = n.input(6)->constant();
-  const Sdpa sdpa(n.input(5)->constant().toBool(), s.isNone() ? std::nullopt : std::optional<double>(s.toDouble()),
-                  math);
+  const Sdpa sdpa(*causal, scale, math);
   return lambda(
       [sdpa, aten](KernelContext& ctx) {
         const at::Tensor &q = ctx.tensor(0), &k = ctx.tensor(1), &v = ctx.tensor(2);

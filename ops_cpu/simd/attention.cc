@@ -72,6 +72,28 @@ Layout layoutOf(const AttentionDims& dims, AttentionMath math) {
   return a;
 }
 
+// ---- tiles: MR rows x NV vectors of fp32 accumulators --------------------------------
+
+template <int MR, int NV>
+__attribute__((always_inline, target("avx512f"))) inline void zeroTile(__m512 (&acc)[MR][NV]) {
+  #pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+    #pragma GCC unroll 8
+    for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
+}
+
+// Rows of c ldc floats apart; the last vector of each row stored under `last`.
+template <int MR, int NV>
+__attribute__((always_inline, target("avx512f"))) inline void storeTile(const __m512 (&acc)[MR][NV], float* c,
+                                                                       int64_t ldc, __mmask16 last) {
+  #pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    #pragma GCC unroll 8
+    for (int j = 0; j + 1 < NV; ++j) _mm512_storeu_ps(c + i * ldc + j * kLanes, acc[i][j]);
+    _mm512_mask_storeu_ps(c + i * ldc + (NV - 1) * kLanes, last, acc[i][NV - 1]);
+  }
+}
+
 // ---- fp32 -------------------------------------------------------------------------
 
 // c[MR][NV*16] = a[MR][k] b[k][NV*16]; b rows ldb floats apart, whole vectors readable.
@@ -79,10 +101,7 @@ template <int MR, int NV>
 __attribute__((target("avx512f,fma"))) void tileF32(const float* a, int64_t lda, const float* b, int64_t ldb,
                                                      int64_t k, float* c, int64_t ldc, __mmask16 last) {
   __m512 acc[MR][NV];
-  #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i)
-    #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
+  zeroTile<MR, NV>(acc);
   for (int64_t t = 0; t < k; ++t) {
     __m512 bv[NV];
     #pragma GCC unroll 8
@@ -94,12 +113,7 @@ __attribute__((target("avx512f,fma"))) void tileF32(const float* a, int64_t lda,
       for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_fmadd_ps(av, bv[j], acc[i][j]);
     }
   }
-  #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    #pragma GCC unroll 8
-    for (int j = 0; j + 1 < NV; ++j) _mm512_storeu_ps(c + i * ldc + j * kLanes, acc[i][j]);
-    _mm512_mask_storeu_ps(c + i * ldc + (NV - 1) * kLanes, last, acc[i][NV - 1]);
-  }
+  storeTile<MR, NV>(acc, c, ldc, last);
 }
 
 // ---- bf16 -------------------------------------------------------------------------
@@ -112,10 +126,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void tileBf16(co
                                                                                 int64_t k2, float* c, int64_t ldc,
                                                                                 __mmask16 last) {
   __m512 acc[MR][NV];
-  #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i)
-    #pragma GCC unroll 8
-    for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
+  zeroTile<MR, NV>(acc);
   for (int64_t t = 0; t < k2; ++t) {
     __m512bh bv[NV];
     #pragma GCC unroll 8
@@ -129,12 +140,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void tileBf16(co
       for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_dpbf16_ps(acc[i][j], av, bv[j]);
     }
   }
-  #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    #pragma GCC unroll 8
-    for (int j = 0; j + 1 < NV; ++j) _mm512_storeu_ps(c + i * ldc + j * kLanes, acc[i][j]);
-    _mm512_mask_storeu_ps(c + i * ldc + (NV - 1) * kLanes, last, acc[i][NV - 1]);
-  }
+  storeTile<MR, NV>(acc, c, ldc, last);
 }
 
 // ---- the GEMM driver over tiles -------------------------------------------------------
