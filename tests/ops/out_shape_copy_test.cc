@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/executor/module.h"
+#include "core/graph/graph.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {
@@ -190,8 +191,17 @@ const char* kDropoutIR =
     "  %z : Tensor = aten::dropout(%y, %p, %t)\n"
     "  return (%z)\n";
 
+// The dropout kernels serve eval dropouts left in the graph: core's remove_eval_dropout
+// (on by default) takes them out at load, so these tests turn it off.
+Options keepDropout() {
+  Options o;
+  o.disabled_passes = {"remove_eval_dropout"};
+  return o;
+}
+
 TEST(OutShapeCopy, DropoutEvalIsTheInput) {
   OpTester(kDropoutIR)
+      .options(keepDropout())
       .inputs({at::randn({6, 4}).t()})
       .inputs({at::randn({2, 3})})
       .inputs({at::randn({5, 7})})
@@ -201,7 +211,7 @@ TEST(OutShapeCopy, DropoutEvalIsTheInput) {
 }
 
 TEST(OutShapeCopy, DropoutEvalCopiesWithoutInPlaceReuse) {
-  Options o;
+  Options o = keepDropout();
   o.inplace_reuse = false;
   OpTester(kDropoutIR)
       .inputs({at::randn({6, 4}).t()})
@@ -234,6 +244,7 @@ graph(%x : Tensor):
       .inputs({at::randn({64, 64})})
       .inputs({at::randn({32, 16})})
       .tolerance(Tolerance{0, 0, 0})
+      .options(keepDropout())
       .expectKernel("aten::dropout", KernelKind::kNative)
       .run();
   OpTester(R"IR(
@@ -249,8 +260,32 @@ graph(%x : Tensor):
   return (%r))IR")
       .inputs({at::randn({4, 5})})
       .tolerance(Tolerance{0, 0, 0})
+      .options(keepDropout())
       .expectKernel("aten::dropout", KernelKind::kNative)
       .run();
+}
+
+// With remove_eval_dropout on (the default) the readers read the input itself: the
+// same results, a mutation of the input showing through the dropout's result as in
+// ATen, and no dropout node left.
+TEST(OutShapeCopy, DropoutEvalRemovedByDefaultKeepsTheAlias) {
+  OpTester(R"IR(
+graph(%x : Tensor):
+  %p : float = prim::Constant[value=0.5]()
+  %t : bool = prim::Constant[value=0]()
+  %one : int = prim::Constant[value=1]()
+  %none : NoneType = prim::Constant()
+  %a : Tensor = aten::clone(%x, %none)
+  %d : Tensor = aten::dropout(%a, %p, %t)
+  %m : Tensor = aten::add_(%a, %one, %one)
+  %r : (Tensor, Tensor) = prim::TupleConstruct(%d, %a)
+  return (%r))IR")
+      .inputs({at::randn({4, 5})})
+      .inputs({at::randn({6, 4}).t()})
+      .tolerance(Tolerance{0, 0, 0})
+      .run();
+  auto m = Module::fromIR(kDropoutIR, Options{});
+  for (const Node* n : m->graph().top()->nodes()) EXPECT_NE(n->kind(), "aten::dropout");
 }
 
 // flip: a strided copy into the retained output, bit-exact, for every element size
