@@ -11,6 +11,7 @@
 #include "core/common/options.h"
 #include "core/graph/graph.h"
 #include "ops_quantized/precision.h"
+#include "ops_quantized/rnn_int8.h"
 
 namespace brisk::ops_quantized {
 namespace {
@@ -106,6 +107,10 @@ size_t reducePrecision(Graph& graph, const PassContext& ctx, std::vector<Mode> m
   // kernel, int8's a native one. A Module that runs every node through the TorchScript
   // operator (fallback_only), or has turned that kernel kind off, keeps the fp32 layers.
   const Options& o = ctx.options;
+  // Recurrent layers: only int8_dynamic runs them (an out-variant kernel), so it takes
+  // them wherever it is listed.
+  const bool int8_rnns = !o.fallback_only && o.use_out_variants &&
+                         std::find(modes.begin(), modes.end(), Mode::kInt8Dynamic) != modes.end();
   modes.erase(std::remove_if(modes.begin(), modes.end(),
                              [&](Mode m) {
                                if (m == Mode::kBf16) return false;  // not this plugin's kernels
@@ -115,10 +120,13 @@ size_t reducePrecision(Graph& graph, const PassContext& ctx, std::vector<Mode> m
               modes.end());
   // bf16 runs in the onednn delegate. Listed before the linear modes it takes the
   // linear layers there, in bf16; listed after them, it leaves them to this plugin.
-  if (modes.empty() || modes.front() == Mode::kBf16) return 0;
+  const bool linears = !modes.empty() && modes.front() != Mode::kBf16;
   modes.erase(std::remove(modes.begin(), modes.end(), Mode::kBf16), modes.end());
   size_t changed = 0;
-  for (Block* b : graph.allBlocks()) changed += rewriteBlock(graph, *b, modes);
+  for (Block* b : graph.allBlocks()) {
+    if (int8_rnns) changed += rewriteRnnsInt8(graph, *b);
+    if (linears) changed += rewriteBlock(graph, *b, modes);
+  }
   return changed;
 }
 

@@ -10,6 +10,8 @@
 //                                                only an aten::relu reads: fbgemm applies
 //                                                the relu as it dequantizes (one pass over
 //                                                the result less)
+// and, when int8_dynamic is listed anywhere, each LSTM / GRU layer with frozen weights
+// becomes ops_quantized::lstm_int8_dynamic / gru_int8_dynamic (rnn_int8.h).
 // W is the layer's fp32 weight [N, K] as the model stores it (its kernel packs it at
 // load), b its bias or None. Runs before delegate backends claim nodes, so a rewritten
 // layer is never also claimed by one. Nothing is rewritten for a mode whose kernel kind

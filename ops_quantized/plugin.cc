@@ -11,10 +11,12 @@
 #include "ops_quantized/linear_kernels.h"
 #include "ops_quantized/linear_rewrite.h"
 #include "ops_quantized/precision.h"
+#include "ops_quantized/rnn_int8.h"
 
 BRISK_PLUGIN(registrar) {
   using namespace brisk::ops_quantized;
   registerLinearKernels(registrar);
+  registerRnnInt8Kernels(registrar);
   registrar.pass(
       "reduce_precision", kReducePrecisionOrder,
       [](brisk::Graph& g, const brisk::PassContext& ctx) -> size_t {
@@ -38,5 +40,6 @@ BRISK_PLUGIN(registrar) {
         }
         return reducePrecision(g, ctx, std::move(modes));
       },
-      "linear layers on fp16 weights or dynamic int8, as Options::precision asks (nothing when it is empty)");
+      "linear layers on fp16 weights or dynamic int8, and LSTM / GRU layers in dynamic int8, as Options::precision "
+      "asks (nothing when it is empty)");
 }

@@ -56,6 +56,14 @@ double relativeError(const c10::IValue& got, const c10::IValue& want) {
   return worst;
 }
 
+// The zoo's `file` with strict inputs off, in `mode` (null: fp32).
+std::shared_ptr<Module> loadZoo(const std::string& file, const char* mode) {
+  Options o;
+  o.strict_inputs = false;
+  if (mode) o.precision = {mode};
+  return Module::load(zooFile(file), o);
+}
+
 size_t quantizedKernels(const Module& m) {
   size_t n = 0;
   for (const NodeKernelInfo& k : m.kernelReport()) n += k.provider == "ops_quantized";
@@ -119,16 +127,12 @@ class ZooPrecision : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ZooPrecision, WithinTheStatedBoundOfFp32) {
   const Case& c = GetParam();
-  Options fp32;
-  fp32.strict_inputs = false;
-  auto reference = Module::load(zooFile(c.file), fp32);
+  auto reference = loadZoo(c.file, nullptr);
   for (const auto& [mode, bound] : {std::pair<const char*, double>{"fp16_weights", kFp16Bound},
                                     std::pair<const char*, double>{"int8_dynamic", kInt8Bound},
                                     std::pair<const char*, double>{"bf16", kBf16Bound}}) {
     SCOPED_TRACE(mode);
-    Options o = fp32;
-    o.precision = {mode};
-    auto m = Module::load(zooFile(c.file), o);
+    auto m = loadZoo(c.file, mode);
     if (std::string(mode) != "bf16") {
       EXPECT_GT(quantizedKernels(*m), 0u) << "no layer rewritten";
     } else if (c.onednn_linear && cpuHasBf16()) {
@@ -146,19 +150,46 @@ INSTANTIATE_TEST_SUITE_P(LinearModels, ZooPrecision,
                                            Case{"transformer.pt", true, true}, Case{"transformer.pt2", false, true}, Case{"bert_tiny.pt2", true, true}),
                          [](const ::testing::TestParamInfo<Case>& info) { return caseName(info.param.file); });
 
+// int8_dynamic on the recurrent zoo models: the LSTM / GRU layer itself runs in int8
+// (ops_quantized's lstm / gru kernels) in the TorchScript and aten-IR programs; in the
+// core-IR programs (the layer unrolled into per-step addmm nodes) the linear rewrite
+// takes the projections. Within the int8 bound of fp32.
+TEST(ZooPrecisionRnn, Int8DynamicWithinTheStatedBound) {
+  struct RnnCase {
+    std::string file;
+    const char* layer_kind;  // the int8 layer kernel expected, or null (core IR)
+    bool second_inputs;
+  };
+  for (const RnnCase& c : {RnnCase{"lstm_tagger.pt", "ops_quantized::lstm_int8_dynamic", true},
+                           RnnCase{"gru_encoder.pt", "ops_quantized::gru_int8_dynamic", true},
+                           RnnCase{"lstm_tagger.pt2", "ops_quantized::lstm_int8_dynamic", false},
+                           RnnCase{"gru_encoder.pt2", "ops_quantized::gru_int8_dynamic", false},
+                           RnnCase{"lstm_tagger.core.pt2", nullptr, false},
+                           RnnCase{"gru_encoder.core.pt2", nullptr, false}}) {
+    SCOPED_TRACE(c.file);
+    auto reference = loadZoo(c.file, nullptr);
+    auto m = loadZoo(c.file, "int8_dynamic");
+    EXPECT_GT(quantizedKernels(*m), 0u) << "no layer rewritten";
+    if (c.layer_kind) {
+      size_t layers = 0;
+      for (const NodeKernelInfo& k : m->kernelReport()) layers += k.op == c.layer_kind;
+      EXPECT_GT(layers, 0u) << "the recurrent layer is not in int8";
+    }
+    std::vector<std::string> sets = {".inputs.pt"};
+    if (c.second_inputs) sets.push_back(".inputs2.pt");
+    expectWithinBound(*reference, *m, c.file, "int8_dynamic", sets, kInt8Bound);
+  }
+}
+
 // mlp as a classifier: the top-1 class of 1,000 random inputs agrees with fp32.
 TEST(ZooPrecisionTop1, MlpAgreesWithFp32) {
-  Options fp32;
-  fp32.strict_inputs = false;
-  auto reference = Module::load(zooFile("mlp.pt"), fp32);
+  auto reference = loadZoo("mlp.pt", nullptr);
   at::manual_seed(2026);
   const at::Tensor x = at::randn({1000, 256});
   const at::Tensor want = reference->run({x}).toTensor().argmax(1);
   for (const auto& [mode, min_agreement] : {std::pair<const char*, double>{"fp16_weights", 0.999},
                                             std::pair<const char*, double>{"int8_dynamic", 0.97}}) {
-    Options o = fp32;
-    o.precision = {mode};
-    auto m = Module::load(zooFile("mlp.pt"), o);
+    auto m = loadZoo("mlp.pt", mode);
     const double agreement = m->run({x}).toTensor().argmax(1).eq(want).to(at::kDouble).mean().item<double>();
     std::cout << "mlp " << mode << ": top-1 agreement " << agreement << "\n";
     EXPECT_GE(agreement, min_agreement) << mode;
@@ -174,12 +205,8 @@ class ZooBf16 : public ::testing::TestWithParam<ConvCase> {};
 
 TEST_P(ZooBf16, WithinTheStatedBoundOfFp32) {
   const ConvCase& c = GetParam();
-  Options fp32;
-  fp32.strict_inputs = false;
-  auto reference = Module::load(zooFile(c.file), fp32);
-  Options o = fp32;
-  o.precision = {"bf16"};
-  auto m = Module::load(zooFile(c.file), o);
+  auto reference = loadZoo(c.file, nullptr);
+  auto m = loadZoo(c.file, "bf16");
   const auto [bf16, chained] = bf16Partitions(*m);
   if (cpuHasBf16()) {
     EXPECT_GT(bf16, 0u) << "no convolution in bf16";
@@ -204,12 +231,8 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(ZooPrecisionTop1, ConvClassifiersAgreeWithFp32InBf16) {
   if (!cpuHasBf16()) GTEST_SKIP() << "no AVX512_BF16: bf16 leaves the convolutions in fp32 (checked above)";
   for (const char* file : {"resnet18.pt", "mobilenet_v2.pt"}) {
-    Options fp32;
-    fp32.strict_inputs = false;
-    auto reference = Module::load(zooFile(file), fp32);
-    Options o = fp32;
-    o.precision = {"bf16"};
-    auto m = Module::load(zooFile(file), o);
+    auto reference = loadZoo(file, nullptr);
+    auto m = loadZoo(file, "bf16");
     at::manual_seed(2026);
     int64_t agree = 0;
     for (int batch = 0; batch < 20; ++batch) {

@@ -54,14 +54,16 @@ std::vector<OptionSpec> makeTable() {
        .help = "let delegate backends run the groups of nodes they claim (off: brisk's own kernels only)"},
       {.name = "precision", .field = &O::precision, .flag = "precision", .metavar = "MODE",
        .help = "reduced precision, opt-in: fp16_weights (linear layers on fp16 weights, fp32 activations), "
-               "int8_dynamic (linear layers on int8 weights, activations quantized per call) or bf16 (the onednn "
-               "delegate's convolutions and linear layers in bf16, on CPUs with AVX512_BF16); repeatable, the first "
+               "int8_dynamic (linear, LSTM and GRU layers on int8 weights, activations quantized per call) or bf16 (the onednn "
+               "delegate's convolutions and linear layers, and brisk's attention kernel, in bf16, on CPUs with "
+               "AVX512_BF16); repeatable, the first "
                "listed mode that runs a layer takes it",
        .details = "reduced-precision modes, applied by the `ops_quantized` plugin (loaded when a mode is asked "
                   "for) and the `onednn` delegate: `fp16_weights` (linear layers on weights rounded to fp16 and "
-                  "packed at load, fp32 activations and accumulation), `int8_dynamic` (linear layers on per-channel "
-                  "int8 weights, activations quantized per call) or `bf16` (the onednn delegate's convolutions and "
-                  "linear layers on bf16 weights and inputs with fp32 accumulation, on CPUs with AVX512_BF16; "
+                  "packed at load, fp32 activations and accumulation), `int8_dynamic` (linear, LSTM and GRU layers on "
+                  "per-channel int8 weights, activations quantized per call) or `bf16` (the onednn delegate's convolutions and "
+                  "linear layers on bf16 weights and inputs, and brisk's attention kernel on bf16 products, with "
+                  "fp32 accumulation, on CPUs with AVX512_BF16; "
                   "elsewhere fp32 with a warning); repeatable, the first listed mode that runs a layer takes it; "
                   "an unknown name is an error at load (see \"Reduced precision\")",
        .default_note = "none: fp32"},

@@ -73,10 +73,15 @@ bool bitEqual(const at::Tensor& a, const at::Tensor& b) {
   return std::memcmp(a.contiguous().data_ptr(), b.contiguous().data_ptr(), a.numel() * a.element_size()) == 0;
 }
 
+std::optional<NodeKernelInfo> kernelInfo(const Module& m, const std::string& op) {
+  for (NodeKernelInfo& info : m.kernelReport())
+    if (info.op == op) return std::move(info);
+  return std::nullopt;
+}
+
 std::string kernelDetail(const Module& m, const std::string& op) {
-  for (const NodeKernelInfo& info : m.kernelReport())
-    if (info.op == op) return info.detail;
-  return "";
+  const std::optional<NodeKernelInfo> info = kernelInfo(m, op);
+  return info ? info->detail : "";
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include <ATen/ATen.h>
 #include <ATen/core/ivalue.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,7 @@
 
 namespace brisk {
 class Module;
+struct NodeKernelInfo;
 }
 
 namespace brisk::testing {
@@ -45,6 +47,9 @@ at::Tensor smallGemmReference(const at::Tensor& x, const at::Tensor& w, const at
 
 // Same sizes, dtype and bytes.
 bool bitEqual(const at::Tensor& a, const at::Tensor& b);
+
+// The kernel report entry of the first node `op` of `m`, if it has one.
+std::optional<NodeKernelInfo> kernelInfo(const Module& m, const std::string& op);
 
 // The detail of the kernel serving the first node `op` of `m` ("" when there is none).
 std::string kernelDetail(const Module& m, const std::string& op);

@@ -46,14 +46,6 @@ std::shared_ptr<Module> load(const std::string& ir, std::vector<std::string> pre
   return Module::fromIR(ir, o, name);
 }
 
-const NodeKernelInfo* kernelFor(const Module& m, const std::string& op) {
-  static thread_local std::vector<NodeKernelInfo> report;
-  report = m.kernelReport();
-  for (const NodeKernelInfo& k : report)
-    if (k.op == op) return &k;
-  return nullptr;
-}
-
 // Runs `m` on x twice (the second run reuses the retained output) and checks x is
 // left as it was.
 at::Tensor runTwice(Module& m, const at::Tensor& x) {
@@ -90,8 +82,8 @@ TEST(QuantizedLinear, NoPrecisionChangesNothing) {
   with_plugin.plugins = {"ops_cpu", "ops_quantized"};
   auto a = Module::fromIR(kLinearIR, plain, "fp32");
   auto b = Module::fromIR(kLinearIR, with_plugin, "fp32-with-plugin");
-  EXPECT_EQ(kernelFor(*b, "ops_quantized::linear_fp16"), nullptr);
-  EXPECT_EQ(kernelFor(*b, "ops_quantized::linear_int8_dynamic"), nullptr);
+  EXPECT_FALSE(kernelInfo(*b, "ops_quantized::linear_fp16"));
+  EXPECT_FALSE(kernelInfo(*b, "ops_quantized::linear_int8_dynamic"));
   for (const at::Tensor& x : shapes()) EXPECT_TRUE(bitEqual(a->run({x}).toTensor(), b->run({x}).toTensor()));
 }
 
@@ -112,8 +104,8 @@ TEST(QuantizedLinear, Fp16WeightsAreFp32ArithmeticOnRoundedWeights) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     auto m = load(*c.ir, {"fp16_weights"}, std::string("fp16-") + c.name);
-    const NodeKernelInfo* k = kernelFor(*m, "ops_quantized::linear_fp16");
-    ASSERT_NE(k, nullptr);
+    const std::optional<NodeKernelInfo> k = kernelInfo(*m, "ops_quantized::linear_fp16");
+    ASSERT_TRUE(k);
     EXPECT_EQ(k->kind, KernelKind::kOutVariant);
     EXPECT_EQ(k->provider, "ops_quantized");
     for (const at::Tensor& x : shapes()) {
@@ -135,8 +127,8 @@ TEST(QuantizedLinear, Fp16WeightsAreFp32ArithmeticOnRoundedWeights) {
 TEST(QuantizedLinear, Int8DynamicIsLibtorchsDynamicLinear) {
   const at::Tensor w = constTensor({kOut, kIn}), b = constTensor({kOut});
   auto m = load(kLinearIR, {"int8_dynamic"}, "int8");
-  const NodeKernelInfo* k = kernelFor(*m, "ops_quantized::linear_int8_dynamic");
-  ASSERT_NE(k, nullptr);
+  const std::optional<NodeKernelInfo> k = kernelInfo(*m, "ops_quantized::linear_int8_dynamic");
+  ASSERT_TRUE(k);
   EXPECT_EQ(k->provider, "ops_quantized");
   std::vector<at::Tensor> inputs = shapes();
   inputs.push_back(at::full({4, kIn}, 3.0f) * at::sign(w.select(0, 0)));
@@ -159,9 +151,9 @@ TEST(QuantizedLinear, Int8DynamicTakesTheReluThatAloneReadsIt) {
                            "  %y : Tensor = aten::linear(%x, %w, %b)\n  %out : Tensor = " + relu +
                            "(%y)\n  return (%out)\n";
     auto m = load(ir, {"int8_dynamic"}, "int8-relu");
-    ASSERT_NE(kernelFor(*m, "ops_quantized::linear_int8_dynamic_relu"), nullptr);
-    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr);
-    EXPECT_EQ(kernelFor(*m, relu), nullptr);
+    ASSERT_TRUE(kernelInfo(*m, "ops_quantized::linear_int8_dynamic_relu"));
+    EXPECT_FALSE(kernelInfo(*m, "ops_quantized::linear_int8_dynamic"));
+    EXPECT_FALSE(kernelInfo(*m, relu));
     for (const at::Tensor& x : shapes())
       EXPECT_TRUE(bitEqual(runTwice(*m, x), libtorchInt8("quantized::linear_relu_dynamic", x)));
   }
@@ -169,8 +161,8 @@ TEST(QuantizedLinear, Int8DynamicTakesTheReluThatAloneReadsIt) {
                              "  %y : Tensor = aten::linear(%x, %w, %b)\n  %r : Tensor = aten::relu(%y)\n"
                              "  %out : (Tensor, Tensor) = prim::TupleConstruct(%r, %y)\n  return (%out)\n";
   auto m = load(shared, {"int8_dynamic"}, "int8-shared");
-  EXPECT_NE(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr);
-  EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic_relu"), nullptr);
+  EXPECT_TRUE(kernelInfo(*m, "ops_quantized::linear_int8_dynamic"));
+  EXPECT_FALSE(kernelInfo(*m, "ops_quantized::linear_int8_dynamic_relu"));
   const at::Tensor x = at::randn({5, kIn});
   const auto out = m->run({x}).toTuple()->elements();
   EXPECT_TRUE(at::equal(out[0].toTensor(), at::relu(out[1].toTensor())));
@@ -180,8 +172,8 @@ TEST(QuantizedLinear, Int8DynamicTakesTheReluThatAloneReadsIt) {
 // the fp32 weight (the same error as the unquantized model).
 TEST(QuantizedLinear, FirstListedModeWinsAndOtherDtypesAreATensLinear) {
   auto a = load(kLinearIR, {"int8_dynamic", "fp16_weights"}, "both");
-  EXPECT_NE(kernelFor(*a, "ops_quantized::linear_int8_dynamic"), nullptr);
-  EXPECT_EQ(kernelFor(*a, "ops_quantized::linear_fp16"), nullptr);
+  EXPECT_TRUE(kernelInfo(*a, "ops_quantized::linear_int8_dynamic"));
+  EXPECT_FALSE(kernelInfo(*a, "ops_quantized::linear_fp16"));
   auto m = load(kLinearIR, {"fp16_weights"}, "fp16-double");
   const at::Tensor x = at::randn({4, kIn}, at::kDouble);
   const std::string msg = errorOf([&] { m->run({x}); });
@@ -208,8 +200,8 @@ TEST(QuantizedLinear, KernelKindsOffKeepTheLayersFp32) {
     o.use_native = variant != 1;
     o.use_out_variants = variant != 2;
     auto m = Module::fromIR(kLinearIR, o, "kinds-off");
-    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_fp16"), nullptr) << variant;
-    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr) << variant;
+    EXPECT_FALSE(kernelInfo(*m, "ops_quantized::linear_fp16")) << variant;
+    EXPECT_FALSE(kernelInfo(*m, "ops_quantized::linear_int8_dynamic")) << variant;
     EXPECT_TRUE(at::allclose(m->run({x}).toTensor(), want, 1e-5, 1e-5)) << variant;
   }
 }
@@ -223,13 +215,13 @@ TEST(QuantizedLinear, Bf16TakesTheLinearLayersOnlyWhenListedFirst) {
   for (const std::vector<std::string>& modes :
        {std::vector<std::string>{"bf16"}, std::vector<std::string>{"bf16", "int8_dynamic"}}) {
     auto m = load(kLinearIR, modes, "bf16-first");
-    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr) << modes.size();
-    EXPECT_EQ(kernelFor(*m, "ops_quantized::linear_fp16"), nullptr) << modes.size();
+    EXPECT_FALSE(kernelInfo(*m, "ops_quantized::linear_int8_dynamic")) << modes.size();
+    EXPECT_FALSE(kernelInfo(*m, "ops_quantized::linear_fp16")) << modes.size();
     // 4 x 40 -> 48 is below the delegate's size threshold: fp32 on brisk's kernels.
     EXPECT_TRUE(at::allclose(runTwice(*m, x), want, 1e-5, 1e-5)) << modes.size();
   }
   auto m = load(kLinearIR, {"int8_dynamic", "bf16"}, "int8-first");
-  EXPECT_NE(kernelFor(*m, "ops_quantized::linear_int8_dynamic"), nullptr);
+  EXPECT_TRUE(kernelInfo(*m, "ops_quantized::linear_int8_dynamic"));
 }
 
 TEST(QuantizedLinear, UnknownPrecisionIsALoadErrorNamingTheModel) {
