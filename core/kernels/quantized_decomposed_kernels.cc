@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "core/graph/graph.h"
@@ -34,16 +35,34 @@ void quantizeScalar(const float* x, Q* out, int64_t begin, int64_t n, float inv,
   }
 }
 
+// Eight lanes rounded, offset and clamped as quantizeScalar does, as int32.
+__attribute__((target("avx2"))) inline __m256i quantize8(const float* x, __m256 vinv, __m256 vzp, __m256 vlo, __m256 vhi) {
+  __m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x), vinv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vzp), vlo), vhi);  // max_ps(NaN, lo) is lo
+  return _mm256_cvttps_epi32(v);
+}
+
+// `packed`: the bounds lie in Q's range, so saturating packs narrow 32 values at a time
+// with the same result as the scalar conversion; otherwise (bounds outside the type,
+// where the conversion wraps) lane by lane.
 template <typename Q>
 __attribute__((target("avx2"))) void quantizeAvx2(const float* x, Q* out, int64_t n, float inv, float zp, float lo,
-                                                  float hi) {
+                                                  float hi, bool packed) {
   const __m256 vinv = _mm256_set1_ps(inv), vzp = _mm256_set1_ps(zp), vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
   int64_t i = 0;
+  if (packed) {
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);  // undoes the packs' per-lane interleave
+    for (; i + 32 <= n; i += 32) {
+      const __m256i a = _mm256_packs_epi32(quantize8(x + i, vinv, vzp, vlo, vhi), quantize8(x + i + 8, vinv, vzp, vlo, vhi));
+      const __m256i b =
+          _mm256_packs_epi32(quantize8(x + i + 16, vinv, vzp, vlo, vhi), quantize8(x + i + 24, vinv, vzp, vlo, vhi));
+      const __m256i bytes = std::is_same_v<Q, uint8_t> ? _mm256_packus_epi16(a, b) : _mm256_packs_epi16(a, b);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permutevar8x32_epi32(bytes, order));
+    }
+  }
   alignas(32) int32_t lanes[8];
   for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), vinv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    v = _mm256_min_ps(_mm256_max_ps(_mm256_add_ps(v, vzp), vlo), vhi);  // max_ps(NaN, lo) is lo
-    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), _mm256_cvttps_epi32(v));
+    _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), quantize8(x + i, vinv, vzp, vlo, vhi));
     for (int k = 0; k < 8; ++k) out[i + k] = static_cast<Q>(lanes[k]);
   }
   quantizeScalar(x, out, i, n, inv, zp, lo, hi);
@@ -52,8 +71,11 @@ __attribute__((target("avx2"))) void quantizeAvx2(const float* x, Q* out, int64_
 template <typename Q>
 void quantizeLoop(const float* x, Q* out, int64_t n, float inv, float zp, float lo, float hi) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2)
-    quantizeAvx2(x, out, n, inv, zp, lo, hi);
+  if (avx2) {
+    const bool packed = lo >= static_cast<float>(std::numeric_limits<Q>::min()) &&
+                        hi <= static_cast<float>(std::numeric_limits<Q>::max()) && lo <= hi;
+    quantizeAvx2(x, out, n, inv, zp, lo, hi, packed);
+  }
   else
     quantizeScalar(x, out, 0, n, inv, zp, lo, hi);
 }
