@@ -3,6 +3,9 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/native/quantized/PackedParams.h>
+#include <immintrin.h>
+
+#include <algorithm>
 
 #include "core/graph/graph.h"
 #include "ops_quantized/linear_rewrite.h"
@@ -53,6 +56,42 @@ bool generic(KernelContext& ctx, const Weights& w, const at::Tensor& x, int64_t 
     return false;
   ctx.output(0) = at::linear(x, w.w, w.b);
   return true;
+}
+
+// fbgemm's dynamic linear quantizes the input over [min(x, 0), max(x, 0)] with a scale of
+// at least 6.1e-5 (PyTorch's ChooseQuantizationParams): an input spanning less than
+// 255 times that rounds to zero, and the result would be the bias alone. Those inputs
+// take the fp32 layer. The scan stops at the first 32 values whose lanes already span
+// that much (any ordinary input's first block), so it costs next to nothing.
+constexpr float kSmallestRange = 255.f * 6.1e-5f;
+
+__attribute__((target("avx2"))) bool belowSmallestScaleAvx2(const float* x, int64_t n) {
+  const __m256 limit = _mm256_set1_ps(kSmallestRange);
+  __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {
+    for (int j = 0; j < 32; j += 8) {
+      const __m256 v = _mm256_loadu_ps(x + i + j);
+      lo = _mm256_min_ps(v, lo);  // v first: a NaN lane keeps the running value
+      hi = _mm256_max_ps(v, hi);
+    }
+    // One lane's span is a lower bound of the whole input's.
+    if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(hi, lo), limit, _CMP_GE_OQ))) return false;
+  }
+  alignas(32) float l[8], h[8];
+  _mm256_store_ps(l, lo);
+  _mm256_store_ps(h, hi);
+  float mn = 0.f, mx = 0.f;
+  for (int j = 0; j < 8; ++j) mn = std::min(mn, l[j]), mx = std::max(mx, h[j]);
+  for (; i < n; ++i) mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
+  return mx - mn < kSmallestRange;
+}
+
+bool belowSmallestScale(const float* x, int64_t n) {
+  if (fbgemmRuns()) return belowSmallestScaleAvx2(x, n);  // fbgemm needs AVX2 itself
+  float mn = 0.f, mx = 0.f;
+  for (int64_t i = 0; i < n; ++i) mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
+  return mx - mn < kSmallestRange;
 }
 
 std::unique_ptr<Kernel> makeLinearFp16(KernelBuildContext& b) {
@@ -110,6 +149,11 @@ std::unique_ptr<Kernel> makeLinearInt8(KernelBuildContext& b, bool relu) {
           return;
         }
         const at::Tensor x = x0.dim() >= 2 && x0.is_contiguous() ? x0 : x0.contiguous().reshape({-1, k});
+        if (belowSmallestScale(x.data_ptr<float>(), x.numel())) {
+          at::Tensor y = at::linear(x0, w.w, w.b);
+          ctx.output(0) = relu ? at::relu(y) : std::move(y);
+          return;
+        }
         at::Tensor y = relu ? packed->apply_dynamic_relu(x, reduce_range) : packed->apply_dynamic(x, reduce_range);
         ctx.output(0) = x.dim() != x0.dim() ? y.view(outputSizes(x0, n)) : std::move(y);
       },

@@ -141,6 +141,24 @@ TEST(QuantizedLinear, Int8DynamicIsLibtorchsDynamicLinear) {
   }
 }
 
+// An input spanning less than fbgemm's smallest activation scale allows (6.1e-5 x 255)
+// would quantize to zero there, and the layer would return its bias alone: the plugin runs
+// those inputs in fp32. A layer without bias (mm + relu) shows it.
+TEST(QuantizedLinear, Int8DynamicTinyInputsAreNotRoundedToZero) {
+  const at::Tensor wt = constTensor({kIn, kOut});
+  auto m = load(kMmIR, {"int8_dynamic"}, "int8_tiny");
+  ASSERT_TRUE(kernelInfo(*m, "ops_quantized::linear_int8_dynamic_relu"));
+  for (const at::Tensor& x : {at::randn({16, kIn}) * 1e-6, at::rand({3, kIn}) * 1e-3}) {
+    const at::Tensor exact = at::relu(at::mm(x, wt));
+    const at::Tensor got = runTwice(*m, x);
+    ASSERT_GT(exact.max().item<double>(), 0.0);
+    EXPECT_LE((got - exact).abs().max().item<double>(), 1e-3 * exact.max().item<double>());
+  }
+  // A normal range still takes the int8 kernel's arithmetic, not fp32's.
+  const at::Tensor x = at::randn({16, kIn});
+  EXPECT_FALSE(at::equal(runTwice(*m, x), at::relu(at::mm(x, wt))));
+}
+
 // A relu that alone reads an int8 layer's result joins it: libtorch's
 // quantized::linear_relu_dynamic on the same int8 weights, bit for bit. A relu that
 // shares the result with another reader stays apart.
