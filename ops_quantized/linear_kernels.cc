@@ -65,6 +65,12 @@ bool generic(KernelContext& ctx, const Weights& w, const at::Tensor& x, int64_t 
 // that much (any ordinary input's first block), so it costs next to nothing.
 constexpr float kSmallestRange = 255.f * 6.1e-5f;
 
+// Whether [mn, mx] widened by x[begin, n) spans less than kSmallestRange.
+bool spanBelowSmallest(const float* x, int64_t begin, int64_t n, float mn, float mx) {
+  for (int64_t i = begin; i < n; ++i) mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
+  return mx - mn < kSmallestRange;
+}
+
 __attribute__((target("avx2"))) bool belowSmallestScaleAvx2(const float* x, int64_t n) {
   const __m256 limit = _mm256_set1_ps(kSmallestRange);
   __m256 lo = _mm256_setzero_ps(), hi = _mm256_setzero_ps();
@@ -83,15 +89,12 @@ __attribute__((target("avx2"))) bool belowSmallestScaleAvx2(const float* x, int6
   _mm256_store_ps(h, hi);
   float mn = 0.f, mx = 0.f;
   for (int j = 0; j < 8; ++j) mn = std::min(mn, l[j]), mx = std::max(mx, h[j]);
-  for (; i < n; ++i) mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
-  return mx - mn < kSmallestRange;
+  return spanBelowSmallest(x, i, n, mn, mx);
 }
 
 bool belowSmallestScale(const float* x, int64_t n) {
   if (fbgemmRuns()) return belowSmallestScaleAvx2(x, n);  // fbgemm needs AVX2 itself
-  float mn = 0.f, mx = 0.f;
-  for (int64_t i = 0; i < n; ++i) mn = std::min(mn, x[i]), mx = std::max(mx, x[i]);
-  return mx - mn < kSmallestRange;
+  return spanBelowSmallest(x, 0, n, 0.f, 0.f);
 }
 
 std::unique_ptr<Kernel> makeLinearFp16(KernelBuildContext& b) {

@@ -75,9 +75,9 @@ void quantizeLoop(const float* x, Q* out, int64_t n, float inv, float zp, float 
     const bool packed = lo >= static_cast<float>(std::numeric_limits<Q>::min()) &&
                         hi <= static_cast<float>(std::numeric_limits<Q>::max()) && lo <= hi;
     quantizeAvx2(x, out, n, inv, zp, lo, hi, packed);
-  }
-  else
+  } else {
     quantizeScalar(x, out, 0, n, inv, zp, lo, hi);
+  }
 }
 
 // dequantize_per_tensor to float32: (float(q) - zero_point) * scale, in float.
