@@ -8,9 +8,12 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "threading/thread_settings.h"
 
@@ -37,7 +40,34 @@ std::atomic<bool> g_forked{false};
 // Leaked and re-made in each child: a mutex held at the fork stays held in the child.
 std::mutex* g_child_setup_mu = nullptr;
 
+// Parking TBB's workers across a fork. A worker that ran the last node of a run keeps
+// going for a moment after the run has returned to its caller: it destroys the task and
+// looks for more work, and that bookkeeping takes locks of TBB and tbbmalloc. A fork in
+// that moment copies a held lock into the child, whose first oneDNN call then spins on
+// it forever (seen in tests: one child in a few hundred forked right after a parallel-executor run). Before
+// fork() the calling thread therefore queues one parking task per worker and waits until
+// every worker sits in one, i.e. in brisk's code holding nothing; the parent's handler
+// lets them go. The wait is bounded: a worker stuck in a task that cannot finish while
+// the forking thread waits (one that needs the GIL the forking thread holds, say) must
+// not turn the fork into a hang, so after kForkParkTimeout the fork goes ahead as before.
+struct ForkGate {
+  std::atomic<int> parked{0};
+  std::atomic<bool> open{false};
+};
+std::shared_ptr<ForkGate> g_fork_gate;  // touched only by the forking thread's handlers
+constexpr auto kForkParkTimeout = std::chrono::seconds(2);
+
+void onForkPrepare();
+
+void onForkParent() {
+  if (std::shared_ptr<ForkGate> gate = std::exchange(g_fork_gate, nullptr)) {
+    gate->open.store(true, std::memory_order_release);
+    gate->open.notify_all();
+  }
+}
+
 void onForkChild() {
+  g_fork_gate = nullptr;  // its parked workers did not come along
   g_child_setup_mu = new std::mutex;
   g_forked.store(true, std::memory_order_release);
 }
@@ -60,7 +90,7 @@ struct InterOpArena::Impl {
       : workers(tbb::global_control::max_allowed_parallelism, static_cast<size_t>(n) + 1),
         arena(n, /*reserved_for_masters=*/0) {
     arena.initialize();
-    ::pthread_atfork(nullptr, nullptr, onForkChild);  // once: the arena is created once
+    ::pthread_atfork(onForkPrepare, onForkParent, onForkChild);  // once: the arena is created once
   }
   tbb::global_control workers;
   tbb::task_arena arena;
@@ -94,6 +124,34 @@ void InterOpArena::launch(Task task) {
   });
 }
 #endif
+
+namespace {
+void onForkPrepare() {
+#ifndef BRISK_TSAN  // those builds have no workers: every task has its own thread
+  // A child forking again runs its tasks on threads of their own, which finish them.
+  if (g_forked.load(std::memory_order_acquire)) return;
+  InterOpArena& arena = InterOpArena::get();
+  // Workers that can exist: TBB's cap (ours or a lower one set elsewhere) less the
+  // slot TBB counts for an external thread, and at most the arena's slots. A fork from
+  // a worker itself cannot park that worker.
+  const int cap = static_cast<int>(
+                      tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)) - 1;
+  const int workers = std::min(arena.size(), cap) - (t_on_arena ? 1 : 0);
+  if (workers <= 0) return;
+  auto gate = std::make_shared<ForkGate>();
+  for (int i = 0; i < workers; ++i) {
+    arena.launch([gate] {
+      gate->parked.fetch_add(1, std::memory_order_acq_rel);
+      while (!gate->open.load(std::memory_order_acquire)) gate->open.wait(false, std::memory_order_acquire);
+    });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kForkParkTimeout;
+  while (gate->parked.load(std::memory_order_acquire) < workers && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  g_fork_gate = std::move(gate);
+#endif
+}
+}  // namespace
 
 TaskLauncher InterOpArena::launcher() {
   return [this](Task t) { launch(std::move(t)); };
