@@ -7,6 +7,7 @@
 #include <ATen/Parallel.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -44,10 +45,10 @@ std::mutex* g_child_setup_mu = nullptr;
 // going for a moment after the run has returned to its caller: it destroys the task and
 // looks for more work, and that bookkeeping takes locks of TBB and tbbmalloc. A fork in
 // that moment copies a held lock into the child, whose first oneDNN call then spins on
-// it forever (seen in tests: one child in a few hundred forked right after a parallel-executor run). Before
-// fork() the calling thread therefore queues one parking task per worker and waits until
-// every worker sits in one, i.e. in brisk's code holding nothing; the parent's handler
-// lets them go. The wait is bounded: a worker stuck in a task that cannot finish while
+// it forever (seen: about one child in 250 forked right after a parallel-executor run).
+// Before fork() the calling thread therefore queues one parking task per worker and
+// waits until every worker sits in one, i.e. in brisk's code holding nothing; the
+// parent's handler lets them go. The wait is bounded: a worker stuck in a task that cannot finish while
 // the forking thread waits (one that needs the GIL the forking thread holds, say) must
 // not turn the fork into a hang, so after kForkParkTimeout the fork goes ahead as before.
 struct ForkGate {
