@@ -204,6 +204,18 @@ struct ConvCase {
   std::vector<std::string> input_sets;
 };
 
+// Of `batches` batches of 50 random images (seeded, so every mode sees the same ones;
+// small batches keep the activations small), how many get fp32's top-1 class from `m`.
+int64_t top1Agreements(Module& m, Module& reference, int batches) {
+  at::manual_seed(2026);
+  int64_t agree = 0;
+  for (int batch = 0; batch < batches; ++batch) {
+    const at::Tensor x = at::randn({50, 3, 224, 224});
+    agree += m.run({x}).toTensor().argmax(1).eq(reference.run({x}).toTensor().argmax(1)).sum().item<int64_t>();
+  }
+  return agree;
+}
+
 // int8_dynamic on the conv classifiers: only the final linear layer has a dynamic int8
 // kernel (the convolutions stay fp32), and its inputs, pooled activations, span so
 // little that fbgemm's smallest activation scale would round most of them to zero; the
@@ -221,12 +233,7 @@ TEST(ZooPrecisionConv, Int8DynamicClassifiersWithinTheStatedBound) {
     EXPECT_GT(quantizedKernels(*m), 0u) << "the classifier is not rewritten";
     expectWithinBound(*reference, *m, c.file, "int8_dynamic", c.input_sets, kInt8Bound);
     if (c.file.ends_with(".pt2")) continue;  // exported for one image: no batches of 50
-    at::manual_seed(2026);
-    int64_t agree = 0;
-    for (int batch = 0; batch < 4; ++batch) {
-      const at::Tensor x = at::randn({50, 3, 224, 224});
-      agree += m->run({x}).toTensor().argmax(1).eq(reference->run({x}).toTensor().argmax(1)).sum().item<int64_t>();
-    }
+    const int64_t agree = top1Agreements(*m, *reference, /*batches=*/4);
     std::cout << c.file << " int8_dynamic: top-1 agreement " << agree / 200.0 << "\n";
     EXPECT_GE(agree, 194) << c.file;  // measured: resnet18 196, mobilenet_v2 200 (Zen 4)
   }
@@ -264,12 +271,7 @@ TEST(ZooPrecisionTop1, ConvClassifiersAgreeWithFp32InBf16) {
   for (const char* file : {"resnet18.pt", "mobilenet_v2.pt"}) {
     auto reference = loadZoo(file, nullptr);
     auto m = loadZoo(file, "bf16");
-    at::manual_seed(2026);
-    int64_t agree = 0;
-    for (int batch = 0; batch < 20; ++batch) {
-      const at::Tensor x = at::randn({50, 3, 224, 224});
-      agree += m->run({x}).toTensor().argmax(1).eq(reference->run({x}).toTensor().argmax(1)).sum().item<int64_t>();
-    }
+    const int64_t agree = top1Agreements(*m, *reference, /*batches=*/20);
     std::cout << file << " bf16: top-1 agreement " << agree / 1000.0 << "\n";
     EXPECT_GE(agree, 990) << file;
   }

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "core/executor/module.h"
@@ -68,13 +69,23 @@ int waitExitCode(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 100 + WTERMSIG(status);
 }
 
-TEST(ProcessFork, WaitsUntilEveryWorkerHasLeftItsTask) {
+// The zoo's inception block on the parallel executor, and its result before any fork.
+class ProcessFork : public ::testing::Test {
+ protected:
+  void SetUp() override {
 #ifdef BRISK_TSAN
-  GTEST_SKIP() << "ThreadSanitizer builds have no arena workers to park";
+    GTEST_SKIP() << "ThreadSanitizer builds have no arena workers to park";
 #endif
-  auto m = Module::load(zooModel("inception_fork"), parallelOptions());
-  const ModelInputs in = loadInputs(zooFile("inception_fork.inputs.pt"));
-  const at::Tensor expected = m->run(in.args).toTensor();
+    m = Module::load(zooModel("inception_fork"), parallelOptions());
+    in = loadInputs(zooFile("inception_fork.inputs.pt"));
+    expected = m->run(in.args).toTensor();
+  }
+  std::shared_ptr<Module> m;
+  ModelInputs in;
+  at::Tensor expected;
+};
+
+TEST_F(ProcessFork, WaitsUntilEveryWorkerHasLeftItsTask) {
   ASSERT_EQ(threading::InterOpArena::get().size(), kArena);
 
   BusyWorkers busy;
@@ -87,14 +98,7 @@ TEST(ProcessFork, WaitsUntilEveryWorkerHasLeftItsTask) {
   EXPECT_TRUE(m->run(in.args).toTensor().allclose(expected, 1e-4, 1e-5));
 }
 
-TEST(ProcessFork, AWorkerThatCannotLeaveDelaysTheForkBoundedly) {
-#ifdef BRISK_TSAN
-  GTEST_SKIP() << "ThreadSanitizer builds have no arena workers to park";
-#endif
-  auto m = Module::load(zooModel("inception_fork"), parallelOptions());
-  const ModelInputs in = loadInputs(zooFile("inception_fork.inputs.pt"));
-  const at::Tensor expected = m->run(in.args).toTensor();
-
+TEST_F(ProcessFork, AWorkerThatCannotLeaveDelaysTheForkBoundedly) {
   // Released only after fork() returns in the parent: parking cannot succeed.
   BusyWorkers busy;
   busy.start(std::chrono::milliseconds(0));
