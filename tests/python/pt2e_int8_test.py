@@ -45,6 +45,16 @@ def cpu_has_vnni():
 VNNI = cpu_has_vnni()
 
 
+def cpu_has_avx512_vnni():
+    with open("/proc/cpuinfo") as f:
+        flags = f.read().split()
+    return "avx512_vnni" in flags and "avx512bw" in flags
+
+
+# brisk's own depthwise kernel (ops_cpu/simd/depthwise_int8_nhwc.h) needs AVX-512 VNNI.
+AVX512_VNNI = cpu_has_avx512_vnni()
+
+
 class ConvNet(torch.nn.Module):
     """stem (strided, relu6) -> 1x1 -> depthwise (relu6) -> 1x1 + residual add -> grouped conv -> 1x1 (fp32).
 
@@ -66,6 +76,29 @@ class ConvNet(torch.nn.Module):
         y = torch.nn.functional.relu6(self.dw(torch.relu(self.expand(x))))
         x = self.project(y) + x
         return self.head(self.grouped(x))
+
+
+class DepthwiseNet(torch.nn.Module):
+    """Depthwise 3x3 layers as brisk's int8 kernel takes them: the first reads the quantized
+    model input (uint8 NCHW, reordered at the edge); strides 1 and 2 on odd sizes; 32
+    channels (one 256-bit block) and 80 (a 512-bit block and a 16-channel tail); relu6,
+    relu and no activation; padding 1 and 0 (a zero point the kernel folds itself).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.dw1 = torch.nn.Conv2d(32, 32, 3, padding=1, groups=32)
+        self.dw2 = torch.nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=32)
+        self.expand = torch.nn.Conv2d(32, 80, 1)
+        self.dw3 = torch.nn.Conv2d(80, 80, 3, padding=1, groups=80)
+        self.dw4 = torch.nn.Conv2d(80, 80, 3, stride=2, groups=80)
+        self.head = torch.nn.Conv2d(80, 10, 1)
+
+    def forward(self, x):
+        x = torch.nn.functional.relu6(self.dw1(x))
+        x = torch.relu(self.dw2(x))
+        x = self.dw3(torch.relu(self.expand(x)))
+        return self.head(self.dw4(x))
 
 
 class ResidualRelu(torch.nn.Module):
@@ -95,6 +128,7 @@ class Mlp(torch.nn.Module):
 CASES = [
     ("convnet", ConvNet, (2, 3, 20, 20), 3, 6),
     ("residual_relu", ResidualRelu, (2, 16, 9, 11), 1, 2),
+    ("depthwise", DepthwiseNet, (2, 32, 17, 19), 3, 6),
     ("mlp", Mlp, (4, 64), 9, 3),
     ("mlp_3d", Mlp, (2, 5, 64), 3, 3),
 ]
@@ -164,6 +198,14 @@ class Pt2eInt8Test(unittest.TestCase):
                 m = self.check(name, {})
                 int8 = [r for r in m.inspect() if r["op"] == "brisk::delegate" and "int8" in r["detail"]]
                 self.assertEqual(len(int8), partitions if VNNI else 0, [r["detail"] for r in int8])
+
+    def test_depthwise_layers_run_brisks_kernel(self):
+        # Values are checked in test_int8_partitions_match_the_program; here, which kernel.
+        m = self.check("depthwise", {})
+        own = [r for r in m.inspect() if "brisk int8 depthwise" in r["detail"]]
+        self.assertEqual(len(own), 4 if AVX512_VNNI else 0, [r["detail"] for r in m.inspect()])
+        for r in own:
+            self.assertIn("kernel brisk_dw3x3_int8", r["detail"])
 
     def test_float_ops_when_int8_is_off(self):
         for name, *_ in CASES:
