@@ -66,13 +66,16 @@ bool hasVnni() {
 class OneDnnBackend final : public DelegateBackend {
  public:
   OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows, PluginOption<int64_t> min_macs,
-                PluginOption<bool> depthwise, PluginOption<bool> blocked, PluginOption<bool> int8)
+                PluginOption<bool> depthwise, PluginOption<bool> blocked, PluginOption<bool> int8,
+                PluginOption<bool> int8_depthwise, PluginOption<bool> int8_autotune)
       : linear_(std::move(linear)),
         min_rows_(std::move(min_rows)),
         min_macs_(std::move(min_macs)),
         depthwise_(std::move(depthwise)),
         blocked_(std::move(blocked)),
-        int8_(std::move(int8)) {}
+        int8_(std::move(int8)),
+        int8_depthwise_(std::move(int8_depthwise)),
+        int8_autotune_(std::move(int8_autotune)) {}
 
   std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext& ctx) const override {
     const bool linear = linear_.get(ctx.options);
@@ -137,7 +140,8 @@ class OneDnnBackend final : public DelegateBackend {
       std::optional<QuantizedChain> q = parseQuantizedChain(nodes, &why);
       if (!q) throw std::runtime_error("not a quantized chain this backend runs: " + why);
       if (q->body.anchor == Anchor::kLinear) return compileQuantizedLinear(*q, p);
-      return compileQuantizedConv(*q, p, readersTakeNhwc(node.output(0)));
+      return compileQuantizedConv(*q, p, readersTakeNhwc(node.output(0)),
+                                  Int8ConvOptions{int8_depthwise_.get(ctx.options), int8_autotune_.get(ctx.options)});
     }
     std::optional<FusionChain> chain = parseChain(nodes, &why);
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
@@ -189,6 +193,8 @@ class OneDnnBackend final : public DelegateBackend {
   PluginOption<bool> depthwise_;
   PluginOption<bool> blocked_;
   PluginOption<bool> int8_;
+  PluginOption<bool> int8_depthwise_;
+  PluginOption<bool> int8_autotune_;
 };
 
 }  // namespace
@@ -222,6 +228,16 @@ BRISK_PLUGIN(registrar) {
       "residual add] [-> quantize] runs as one oneDNN int8 call on the program's int8 weights and scales, and "
       "dequantize -> max_pool2d -> quantize as uint8 max pooling, uint8 activations passing between them (CPUs "
       "with VNNI; elsewhere the program's float ops run)");
+  auto int8_depthwise = registrar.option<bool>(
+      "int8_depthwise", true,
+      "PT2E's 3x3 depthwise int8 layers (quantized result, no residual add, at most a relu or hardtanh) run on "
+      "brisk's own AVX-512 VNNI kernel, three taps per dot-product lane (CPUs with AVX-512 VNNI); off: oneDNN's");
+  auto int8_autotune = registrar.option<bool>(
+      "int8_autotune", true,
+      "on the first call with an input shape, an int8 convolution times oneDNN's first-ranked kernel against its "
+      "direct jit_int8 kernel (where that is another one) and keeps the faster; off: oneDNN's ranking (with "
+      "jit_int8 preferred for stride-1 depthwise layers)");
   registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, min_macs, depthwise,
-                                                                              blocked, int8));
+                                                                              blocked, int8, int8_depthwise,
+                                                                              int8_autotune));
 }

@@ -23,12 +23,14 @@
 #include <array>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include "core/graph/graph.h"
 #include "delegates/onednn/conv_weights.h"
 #include "delegates/onednn/dnnl_runtime.h"
 #include "delegates/onednn/folded_float_weight.h"
 #include "delegates/onednn/fused_ops.h"
+#include "delegates/onednn/impl_timing.h"
 #include "delegates/onednn/int8_attr.h"
 #include "delegates/onednn/quantized_ops.h"
 #include "delegates/onednn/shape_cache.h"
@@ -56,6 +58,7 @@ struct Int8ConvPlan {
   dnnl::reorder to_out;
   size_t scratch_bytes = 0;
   std::string impl;
+  std::vector<double> timed;  // seconds per candidate when autotuned: oneDNN's first, jit_int8
 };
 
 struct BoundInt8Conv {
@@ -70,14 +73,15 @@ struct Int8ConvState final : DnnlState {
 
 class QuantizedConv final : public CompiledPartition {
  public:
-  QuantizedConv(const QuantizedChain& c, const Partition& partition, bool nhwc_output)
+  QuantizedConv(const QuantizedChain& c, const Partition& partition, bool nhwc_output, const Int8ConvOptions& options)
       : chain_(c.str()),
+        autotune_(options.autotune),
         nhwc_output_(nhwc_output),
         out_type_(c.q ? at::kByte : at::kFloat),
         conv_(*c.body.nodes[0], nullptr, {}),
         attr_(c, conv_.groups > 1 ? 0b11 : 0b1, zeroPointInBias(c, conv_)),
         float_weight_(c.float_weight, *c.folded, isReleasable(partition, c.float_weight)) {
-    own_ = ownDepthwise(c);  // before the zero point goes into the bias: it folds its own
+    if (options.own_depthwise) own_ = ownDepthwise(c);  // before the zero point goes into the bias: it folds its own
     if (zeroPointInBias(c, conv_)) {
       conv_.bias = Int8Attr::biasWithZeroPoint(c, conv_.bias);
       conv_.bias_md = dnnl::memory::desc({conv_.out_channels}, dt::f32, tag::a);
@@ -106,8 +110,10 @@ class QuantizedConv final : public CompiledPartition {
     if (conv_.stride[0] > 1) os << " stride " << conv_.stride[0];
     os << (own_ ? " (brisk int8 depthwise in nhwc, " : " (oneDNN int8 convolution in nhwc, ") << plans_->shapes() << " input shapes prepared so far"
        << (float_weight_.released() ? ", float weight freed" : "");
-    const std::string impl = plans_->shapes() ? firstImpl() : "";
-    if (!impl.empty()) os << ", kernel " << impl;
+    const Int8ConvPlan* first = firstPlan();
+    if (first) os << ", kernel " << first->impl;
+    if (first && first->timed.size() == 2)
+      os << " (timed: oneDNN's first " << first->timed[0] * 1e6 << " us, jit_int8 " << first->timed[1] * 1e6 << " us)";
     os << ")";
     return os.str();
   }
@@ -123,13 +129,14 @@ class QuantizedConv final : public CompiledPartition {
     return c.x.zero_point != 0 && w.padding[0] == 0 && w.padding[1] == 0;
   }
 
-  std::string firstImpl() const {
-    std::string impl;
+  // The first shape's plan that runs int8, or null.
+  const Int8ConvPlan* firstPlan() const {
+    const Int8ConvPlan* first = nullptr;
     plans_->count([&](const Int8ConvPlan& p) {
-      if (impl.empty() && p.ok) impl = p.impl;
+      if (!first && p.ok) first = &p;
       return false;
     });
-    return impl;
+    return first;
   }
 
   static bool uint8Image(const at::Tensor& t) {
@@ -269,7 +276,19 @@ class QuantizedConv final : public CompiledPartition {
             attr_.attr(other_input_ >= 0 ? &p->other : nullptr));
       };
       dnnl::convolution_forward::primitive_desc pd = make();
-      if (directDepthwise()) {
+      if (autotune_) {
+        // oneDNN's first choice against its direct kernel, where that is another one.
+        dnnl::convolution_forward::primitive_desc direct = make();
+        if (advanceTo(direct, "jit_int8") && std::string(direct.impl_info_str()) != pd.impl_info_str()) {
+          std::vector<dnnl_exec_arg_t> constants(8);
+          constants.resize(static_cast<size_t>(attr_.appendArgs(constants.data())));
+          const dnnl::memory::desc* other = other_input_ >= 0 ? &p->other : nullptr;
+          const double first = timeConvolution(pd, constants, other, Int8Attr::otherArg());
+          const double second = timeConvolution(direct, constants, other, Int8Attr::otherArg());
+          p->timed = {first, second};
+          if (second < first) pd = direct;
+        }
+      } else if (directDepthwise()) {
         // A second descriptor to walk: copies share oneDNN's handle and its position.
         dnnl::convolution_forward::primitive_desc direct = make();
         if (advanceTo(direct, "jit_int8")) pd = direct;
@@ -337,7 +356,7 @@ class QuantizedConv final : public CompiledPartition {
                                                  channels, static_cast<uint8_t>(c.x.zero_point), lo, hi);
   }
 
-  // A stride-1 depthwise convolution. oneDNN 3.2 ranks its brgemm kernel (brdgmm_dw)
+  // Without autotuning: a stride-1 depthwise convolution. oneDNN 3.2 ranks its brgemm kernel (brdgmm_dw)
   // first; its direct kernel (jit_int8) measured 9% faster over mobilenet_v2's
   // stride-1 depthwise layers at batch 8 (AVX-512 VNNI, one thread), and no faster at
   // stride 2.
@@ -355,6 +374,7 @@ class QuantizedConv final : public CompiledPartition {
   }
 
   std::string chain_;
+  bool autotune_;
   bool nhwc_output_;
   at::ScalarType out_type_;
   ConvWeights conv_;  // geometry and bias; `weights` holds the int8 weight
@@ -369,8 +389,8 @@ class QuantizedConv final : public CompiledPartition {
 }  // namespace
 
 std::unique_ptr<CompiledPartition> compileQuantizedConv(const QuantizedChain& chain, const Partition& p,
-                                                        bool nhwc_output) {
-  return std::make_unique<QuantizedConv>(chain, p, nhwc_output);
+                                                        bool nhwc_output, const Int8ConvOptions& options) {
+  return std::make_unique<QuantizedConv>(chain, p, nhwc_output, options);
 }
 
 }  // namespace brisk::onednn

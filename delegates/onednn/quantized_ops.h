@@ -15,9 +15,14 @@ inline bool isReleasable(const Partition& p, const Value* v) {
   return std::find(p.releasable.begin(), p.releasable.end(), v) != p.releasable.end();
 }
 
+struct Int8ConvOptions {
+  bool own_depthwise = true;  // a 3x3 depthwise chain may run on brisk's kernel (onednn.int8_depthwise)
+  bool autotune = true;       // time oneDNN's candidates per shape (onednn.int8_autotune, impl_timing.h)
+};
+
 // `nhwc_output`: every reader takes a channels-last result (layout_flow.h).
 std::unique_ptr<CompiledPartition> compileQuantizedConv(const QuantizedChain& chain, const Partition& p,
-                                                        bool nhwc_output);
+                                                        bool nhwc_output, const Int8ConvOptions& options);
 std::unique_ptr<CompiledPartition> compileQuantizedLinear(const QuantizedChain& chain, const Partition& p);
 std::unique_ptr<CompiledPartition> compileQuantizedMaxPool(const QuantizedMaxPool& pool, const Partition& p,
                                                            bool nhwc_output);

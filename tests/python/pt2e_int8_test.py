@@ -206,6 +206,21 @@ class Pt2eInt8Test(unittest.TestCase):
         self.assertEqual(len(own), 4 if AVX512_VNNI else 0, [r["detail"] for r in m.inspect()])
         for r in own:
             self.assertIn("kernel brisk_dw3x3_int8", r["detail"])
+        # onednn.int8_depthwise=false: the same layers on oneDNN's int8 kernels, within
+        # the same tolerance of the program (check() asserts it).
+        off = self.check("depthwise", {"plugin_options": {"onednn.int8_depthwise": "false"}})
+        self.assertFalse(any("brisk int8 depthwise" in r["detail"] for r in off.inspect()))
+        self.assertEqual(sum("int8" in r["detail"] for r in off.inspect() if r["op"] == "brisk::delegate"),
+                         6 if VNNI else 0)
+
+    def test_onednns_own_ranking_when_autotuning_is_off(self):
+        # onednn.int8_autotune (on by default, so the test above covers it) times oneDNN's
+        # first-ranked convolution kernel against jit_int8 per shape; off, oneDNN's
+        # ranking stands. Either kernel must give the program's values.
+        for name in ("convnet", "residual_relu"):
+            with self.subTest(name):
+                m = self.check(name, {"plugin_options": {"onednn.int8_autotune": "false"}})
+                self.assertFalse(any("timed:" in r["detail"] for r in m.inspect()))
 
     def test_float_ops_when_int8_is_off(self):
         for name, *_ in CASES:
