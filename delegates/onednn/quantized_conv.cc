@@ -260,7 +260,8 @@ class QuantizedConv final : public CompiledPartition {
     const at::Tensor scratch = scratchFor(per_thread * static_cast<size_t>(threads) + 64, like);
     auto* base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(scratch.data_ptr()) + 63) & ~uintptr_t{63});
     const int64_t rows = p.h.out * like.size(0);
-    const int64_t grain = std::max<int64_t>(1, 4096 / std::max<int64_t>(1, p.w.out * conv_.out_channels / 64));
+    // About 1024 block-outputs (64 channels of one pixel, ~25 cycles each) per task.
+    const int64_t grain = std::max<int64_t>(1, 1024 / std::max<int64_t>(1, p.w.out * conv_.out_channels / 64));
     at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {
       own_->run(src, dst, begin, end, p.h, p.w, base + per_thread * static_cast<size_t>(at::get_thread_num()));
     });

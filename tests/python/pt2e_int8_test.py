@@ -213,6 +213,24 @@ class Pt2eInt8Test(unittest.TestCase):
         self.assertEqual(sum("int8" in r["detail"] for r in off.inspect() if r["op"] == "brisk::delegate"),
                          6 if VNNI else 0)
 
+    def test_intra_op_threads_give_the_same_bits(self):
+        # With two intra-op threads the depthwise kernel splits its output rows between
+        # them (each with its own interleave buffer) and oneDNN its work; int8 sums are
+        # exact, so the bits must be one thread's. A fresh Module each time, so the
+        # plans (and the autotuning) are made under that thread count.
+        _, path = self.programs["depthwise"]
+        torch.manual_seed(3)
+        x = torch.randn(16, 32, 17, 19)  # enough rows that two threads split them
+        one = brisk.load(path)(x)
+        torch.set_num_threads(2)
+        try:
+            m = brisk.load(path)
+            two = [m(x) for _ in range(3)]
+        finally:
+            torch.set_num_threads(1)
+        for t in two:
+            self.assertTrue(torch.equal(t, one))
+
     def test_onednns_own_ranking_when_autotuning_is_off(self):
         # onednn.int8_autotune (on by default, so the test above covers it) times oneDNN's
         # first-ranked convolution kernel against jit_int8 per shape; off, oneDNN's
