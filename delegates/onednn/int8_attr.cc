@@ -37,11 +37,14 @@ Int8Attr::Int8Attr(const QuantizedChain& c, int weight_mask, bool zero_point_in_
   appendUnary(check, unary_);  // now: an op oneDNN lacks fails the compile, not a call
 }
 
-at::Tensor Int8Attr::biasWithZeroPoint(const QuantizedChain& c, const at::Tensor& bias) {
+at::Tensor Int8Attr::biasWithZeroPointInDouble(const QuantizedChain& c, const at::Tensor& bias) {
   const at::Tensor w = c.weight.to(at::kDouble).flatten(1).sum(1);
   const at::Tensor shift = c.weight_scales.to(at::kDouble) * c.x.scale * static_cast<double>(c.x.zero_point) * w;
-  const at::Tensor b = bias.defined() ? bias.to(at::kDouble) - shift : -shift;
-  return b.to(at::kFloat).contiguous();
+  return bias.defined() ? bias.to(at::kDouble) - shift : -shift;
+}
+
+at::Tensor Int8Attr::biasWithZeroPoint(const QuantizedChain& c, const at::Tensor& bias) {
+  return biasWithZeroPointInDouble(c, bias).to(at::kFloat).contiguous();
 }
 
 dnnl::primitive_attr Int8Attr::attr(const dnnl::memory::desc* other) const {

@@ -36,6 +36,9 @@ class Int8Attr {
   // 16 -> 96 1x1 convolution at 112x112, batch 8: 2.27 -> 1.84 ms). `bias` may be
   // undefined (none).
   static at::Tensor biasWithZeroPoint(const QuantizedChain& c, const at::Tensor& bias);
+  // The same in double, before the one rounding to fp32 (for kernels that fold further
+  // terms into it first).
+  static at::Tensor biasWithZeroPointInDouble(const QuantizedChain& c, const at::Tensor& bias);
   // The attributes, with `other` the residual's description when the chain adds one.
   dnnl::primitive_attr attr(const dnnl::memory::desc* other) const;
   // Appends the scale and zero-point arguments; returns how many.

@@ -87,11 +87,11 @@ class QuantizedConv final : public CompiledPartition {
         nhwc_output_(nhwc_output),
         out_type_(c.q ? at::kByte : at::kFloat),
         conv_(*c.body.nodes[0], nullptr, {}),
-        attr_(c, conv_.groups > 1 ? 0b11 : 0b1, zeroPointInBias(c, conv_)),
+        attr_(c, weightMask(conv_), zeroPointInBias(c, conv_)),
         float_weight_(c.float_weight, *c.folded, isReleasable(partition, c.float_weight)) {
     if (options.own_depthwise) own_ = ownDepthwise(c);  // before the zero point goes into the bias: it folds its own
     if (c.x.zero_point != 0 && !zeroPointInBias(c, conv_) && !own_) {
-      padded_attr_.emplace(c, conv_.groups > 1 ? 0b11 : 0b1, true);
+      padded_attr_.emplace(c, weightMask(conv_), true);
       padded_bias_ = Int8Attr::biasWithZeroPoint(c, conv_.bias);
       padded_zero_point_ = c.x.zero_point;
       padded_bias_mem_ = dnnl::memory(dnnl::memory::desc({conv_.out_channels}, dt::f32, tag::a), cpuEngine(),
@@ -139,6 +139,10 @@ class QuantizedConv final : public CompiledPartition {
   bool outputPlannable() const override { return true; }
 
  private:
+  // oneDNN's scale mask over the weight dims that index an output channel: with a
+  // leading group dim for grouped convolutions (ConvWeights::weightDims).
+  static int weightMask(const ConvWeights& w) { return w.groups > 1 ? 0b11 : 0b1; }
+
   // No window of an unpadded convolution reaches into padding (Int8Attr::biasWithZeroPoint).
   static bool zeroPointInBias(const QuantizedChain& c, const ConvWeights& w) {
     return c.x.zero_point != 0 && w.padding[0] == 0 && w.padding[1] == 0;
@@ -385,14 +389,11 @@ class QuantizedConv final : public CompiledPartition {
     // computed in double and rounded to fp32 once per channel.
     const int64_t channels = conv_.out_channels;
     const at::Tensor w = c.weight.contiguous();
-    const at::Tensor a = c.weight_scales.to(at::kDouble) * c.x.scale;
-    const at::Tensor sums = w.to(at::kDouble).flatten(1).sum(1);
-    const at::Tensor bias = conv_.bias.defined() ? conv_.bias.to(at::kDouble) : at::zeros({channels}, at::kDouble);
-    const at::Tensor scale = (a / c.y.scale).to(at::kFloat).contiguous();
-    const at::Tensor shift =
-        ((bias - a * static_cast<double>(c.x.zero_point) * sums) / c.y.scale + static_cast<double>(c.y.zero_point))
-            .to(at::kFloat)
-            .contiguous();
+    const at::Tensor scale = (c.weight_scales.to(at::kDouble) * c.x.scale / c.y.scale).to(at::kFloat).contiguous();
+    const at::Tensor shift = (Int8Attr::biasWithZeroPointInDouble(c, conv_.bias) / c.y.scale +
+                              static_cast<double>(c.y.zero_point))
+                                 .to(at::kFloat)
+                                 .contiguous();
     if (w.scalar_type() != at::kChar || w.numel() != channels * 9 ||
         !simd::DepthwiseInt8::fitsInt32(scale.data_ptr<float>(), shift.data_ptr<float>(), channels))
       return nullptr;

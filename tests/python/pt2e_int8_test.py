@@ -36,23 +36,15 @@ import torchao.quantization.pt2e.quantizer.x86_inductor_quantizer as xiq  # noqa
 torch.set_num_threads(1)
 
 
-def cpu_has_vnni():
+def cpu_flags():
     with open("/proc/cpuinfo") as f:
-        flags = f.read()
-    return " avx512_vnni" in flags or " avx_vnni" in flags
+        return set(f.read().split())
 
 
-VNNI = cpu_has_vnni()
-
-
-def cpu_has_avx512_vnni():
-    with open("/proc/cpuinfo") as f:
-        flags = f.read().split()
-    return "avx512_vnni" in flags and "avx512bw" in flags
-
-
+FLAGS = cpu_flags()
+VNNI = "avx512_vnni" in FLAGS or "avx_vnni" in FLAGS
 # brisk's own depthwise kernel (ops_cpu/simd/depthwise_int8_nhwc.h) needs AVX-512 VNNI.
-AVX512_VNNI = cpu_has_avx512_vnni()
+AVX512_VNNI = "avx512_vnni" in FLAGS and "avx512bw" in FLAGS
 
 
 class ConvNet(torch.nn.Module):
