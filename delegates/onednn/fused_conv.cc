@@ -151,6 +151,7 @@ class FusedConv final : public CompiledPartition {
                                                     : Layout::kNchw),
         x_blocked_(o.block > 0 && o.blocked_input),
         other_blocked_(o.block > 0 && o.blocked_other),
+        other_channels_(o.other_channels),
         conv_(*c.nodes[0], c.bn, partition.releasable) {
     const Node& node = partition.node;
     if (c.dw) dw_ = std::make_unique<ConvWeights>(*c.dw, c.dw_bn, partition.releasable);
@@ -264,8 +265,9 @@ class FusedConv final : public CompiledPartition {
       const std::optional<Layout> l = arrival(o, other_type_, other_blocked_);
       if (!l) return false;
       if (*l == Layout::kBlocked) {
-        if (o.size(0) != out[0] || o.size(1) != blocks(out_channels) || o.size(2) != oh || o.size(3) != ow) return false;
-        other = o;
+        const bool same = other_channels_ == out_channels && o.size(0) == out[0] && o.size(2) == oh && o.size(3) == ow;
+        other = same ? o : expandBlocked(o, out);
+        if (!other.defined()) return false;
         ol = Layout::kBlocked;
       } else if (!o.sizes().equals(out)) {
         // A broadcasting add runs brisk's kernels, unless the operand came in bf16: the
@@ -344,6 +346,18 @@ class FusedConv final : public CompiledPartition {
     }
     ctx.output(0) = std::move(y);
     return true;
+  }
+
+  // Blocked residual `o` (of other_channels_ channels) broadcast to the result's sizes
+  // `out`, blocked, the padding channels zero; undefined when it does not broadcast to
+  // exactly `out`. Rare (a 1x1 result added onto a map), so it may allocate.
+  at::Tensor expandBlocked(const at::Tensor& o, const std::array<int64_t, 4>& out) const {
+    const std::array<int64_t, 4> from{o.size(0), other_channels_, o.size(2), o.size(3)};
+    if (o.size(1) != blocks(other_channels_) || !broadcastsTo(from, out)) return {};
+    const at::Tensor planar = o.permute({0, 1, 4, 2, 3}).reshape({o.size(0), -1, o.size(2), o.size(3)});
+    at::Tensor padded = at::zeros({out[0], blocks(out[1]) * block_, out[2], out[3]}, o.options());
+    padded.narrow(1, 0, out[1]).copy_(planar.narrow(1, 0, other_channels_).expand(out));
+    return padded.view({out[0], blocks(out[1]), block_, out[2], out[3]}).permute({0, 1, 3, 4, 2}).contiguous();
   }
 
   // Whether `from` broadcasts to exactly `to` (so the add's result has to's shape).
@@ -527,6 +541,7 @@ class FusedConv final : public CompiledPartition {
   int64_t block_;                    // ConvOptions::block
   bool blocked_;                     // compute in the blocked layout
   Layout out_layout_;                // the result as the readers take it
+  int64_t other_channels_;           // ConvOptions::other_channels
   bool x_blocked_, other_blocked_;   // the source / residual come blocked from a partition
   ConvWeights conv_;                 // batch norm folded
   std::unique_ptr<ConvWeights> dw_;  // the fused depthwise step, or null

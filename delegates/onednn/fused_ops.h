@@ -44,6 +44,10 @@ struct ConvOptions {
   // with bf16, the producer and its readers decide it from the same graph.
   int64_t block = 0;
   bool blocked_output = false, blocked_input = false, blocked_other = false;
+  // blocked_other: the residual's channel count (its producer's result), so that one
+  // that broadcasts onto the result can be expanded here (the nested block cannot take
+  // a blocked operand).
+  int64_t other_channels = 0;
   // Compute in the blocked layout though the result leaves for readers outside the
   // backend (the end of a blocked region), converting it on the way out as
   // `nhwc_output` says.

@@ -105,6 +105,14 @@ bool flowsBetweenConvs(const Value* v) {
   return producer && isConvPartition(*producer) && everyReader(v, producer->owningBlock(), isConvPartition);
 }
 
+bool computesBf16(const Node& partition, bool stem_bf16) { return stem_bf16 || !readsImage(anchorOf(partition)); }
+
+bool flowsInBf16(const Value* v, bool stem_bf16) {
+  const auto bf16 = [stem_bf16](const Node& n) { return isConvPartition(n) && computesBf16(n, stem_bf16); };
+  const Node* producer = v->producer();
+  return producer && bf16(*producer) && everyReader(v, producer->owningBlock(), bf16);
+}
+
 bool computesBlocked(const Node& partition) {
   // Back along the sources: each partition of a blocked region has a blocked producer,
   // up to a stem.
@@ -128,6 +136,13 @@ bool exitsBlocked(const Node& partition) {
 bool arrivesBlocked(const Value* v) {
   const Node* producer = v->producer();
   return producer && isConvPartition(*producer) && computesBlocked(*producer);
+}
+
+int64_t resultChannels(const Node& partition) {
+  const Node* last = nullptr;
+  for (const Node* n : partition.block(0)->nodes())
+    if (anchorKind(*n) == Anchor::kConv) last = n;
+  return last->input(1)->constant().toTensor().size(0);
 }
 
 bool readersTakeNhwc(const Value* v) {

@@ -21,6 +21,8 @@
 //   too if its convolution is of the first kind, and converts its result on the way out
 //   (from nChw16c to NCHW in brisk's own transpose, 1.6-2.7 us for 24-48 channels at
 //   28x28); otherwise it converts its source to NHWC.
+#include <cstdint>
+
 namespace brisk {
 class Node;
 class Value;
@@ -35,6 +37,18 @@ bool isConvPartition(const Node& n);
 // the same block.
 bool flowsBetweenConvs(const Value* v);
 
+// Under precision bf16, whether convolution partition `partition` computes in bf16: all
+// do but a stem (a dense convolution over fewer than 8 channels, an RGB image) unless
+// `stem_bf16`. oneDNN 3.2's bf16 kernels sum channel pairs in vdpbf16ps, and for 3
+// channels without AMX its kernel took 2.4x its fp32 one (resnet18's stem at batch 8,
+// Xeon with AVX512_BF16, one thread: 33.0 vs 13.6 ms), so the stem stays fp32, which is
+// also exact for the model's input.
+bool computesBf16(const Node& partition, bool stem_bf16);
+
+// Whether `v`, a convolution partition's result, passes between partitions that all
+// compute in bf16 (flowsBetweenConvs and computesBf16 on both ends): it stays bf16.
+bool flowsInBf16(const Value* v, bool stem_bf16);
+
 // Whether convolution partition `partition` computes in the blocked layout (above),
 // and so writes its result blocked.
 bool computesBlocked(const Node& partition);
@@ -46,6 +60,11 @@ bool exitsBlocked(const Node& partition);
 
 // Whether `v` reaches its convolution-partition readers in the blocked layout.
 bool arrivesBlocked(const Value* v);
+
+// The channel count of convolution partition `partition`'s result (its last
+// convolution's), which a blocked tensor does not show: its channel blocks may end in
+// padding.
+int64_t resultChannels(const Node& partition);
 
 // Whether every reader of `v`, a convolution partition's result, keeps it NHWC as it
 // is: a convolution partition, or an op whose ATen kernel handles channels-last input

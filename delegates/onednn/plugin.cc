@@ -63,27 +63,30 @@ bool hasVnni() {
   return has(dnnl::cpu_isa::avx512_core_vnni) || has(dnnl::cpu_isa::avx2_vnni);
 }
 
+// The backend's plugin options (BRISK_PLUGIN below registers them).
+struct BackendOptions {
+  PluginOption<bool> linear;
+  PluginOption<int64_t> min_rows;
+  PluginOption<int64_t> min_macs;
+  PluginOption<bool> depthwise;
+  PluginOption<bool> blocked;
+  PluginOption<bool> bf16_stem;
+  PluginOption<bool> int8;
+  PluginOption<bool> int8_depthwise;
+  PluginOption<bool> int8_autotune;
+};
+
 class OneDnnBackend final : public DelegateBackend {
  public:
-  OneDnnBackend(PluginOption<bool> linear, PluginOption<int64_t> min_rows, PluginOption<int64_t> min_macs,
-                PluginOption<bool> depthwise, PluginOption<bool> blocked, PluginOption<bool> int8,
-                PluginOption<bool> int8_depthwise, PluginOption<bool> int8_autotune)
-      : linear_(std::move(linear)),
-        min_rows_(std::move(min_rows)),
-        min_macs_(std::move(min_macs)),
-        depthwise_(std::move(depthwise)),
-        blocked_(std::move(blocked)),
-        int8_(std::move(int8)),
-        int8_depthwise_(std::move(int8_depthwise)),
-        int8_autotune_(std::move(int8_autotune)) {}
+  explicit OneDnnBackend(BackendOptions o) : o_(std::move(o)) {}
 
   std::vector<std::vector<const Node*>> claim(const Block& block, const DelegateContext& ctx) const override {
-    const bool linear = linear_.get(ctx.options);
+    const bool linear = o_.linear.get(ctx.options);
     std::unordered_set<const Node*> taken;
     std::vector<std::vector<const Node*>> groups;
     // PT2E's quantized chains first: their anchors would otherwise be claimed as float
     // chains (on the float weights folded from the int8 ones).
-    if (int8_.get(ctx.options)) {
+    if (o_.int8.get(ctx.options)) {
       for (const Node* n : block.nodes()) {
         if (taken.count(n)) continue;
         std::vector<const Node*> group;
@@ -102,7 +105,7 @@ class OneDnnBackend final : public DelegateBackend {
     // Then the 1x1 -> depthwise pairs, in order: visited last to first, the depthwise
     // convolution (itself an anchor) would be claimed alone before its 1x1 is reached.
     // Such a chain never takes a residual add, so this leaves the adds to the loop below.
-    if (depthwise_.get(ctx.options)) {
+    if (o_.depthwise.get(ctx.options)) {
       for (const Node* n : block.nodes()) {
         if (taken.count(n)) continue;
         std::optional<FusionChain> chain = growChain(*n, taken);
@@ -140,8 +143,8 @@ class OneDnnBackend final : public DelegateBackend {
       std::optional<QuantizedChain> q = parseQuantizedChain(nodes, &why);
       if (!q) throw std::runtime_error("not a quantized chain this backend runs: " + why);
       if (q->body.anchor == Anchor::kLinear) return compileQuantizedLinear(*q, p);
-      return compileQuantizedConv(*q, p, readersTakeNhwc(node.output(0)),
-                                  Int8ConvOptions{int8_depthwise_.get(ctx.options), int8_autotune_.get(ctx.options)});
+      const Int8ConvOptions int8{o_.int8_depthwise.get(ctx.options), o_.int8_autotune.get(ctx.options)};
+      return compileQuantizedConv(*q, p, readersTakeNhwc(node.output(0)), int8);
     }
     std::optional<FusionChain> chain = parseChain(nodes, &why);
     if (!chain) throw std::runtime_error("not a chain this backend runs: " + why);
@@ -151,27 +154,28 @@ class OneDnnBackend final : public DelegateBackend {
       // (MobileNetV2's 1280 -> 1000 classifier at one row, Zen 4, in the model with its
       // weight cold: 153 -> about 123 us).
       const bool bf16 = runsBf16(ctx);
-      return compileLinear(*chain, p, LinearOptions{bf16 ? 1 : min_rows_.get(ctx.options), min_macs_.get(ctx.options), bf16});
+      return compileLinear(*chain, p,
+                           LinearOptions{bf16 ? 1 : o_.min_rows.get(ctx.options), o_.min_macs.get(ctx.options), bf16});
     }
-    const bool flow_output = flowsBetweenConvs(node.output(0));
-    const bool flow_input = flowsBetweenConvs(chain->nodes[0]->input(0));
-    const bool flow_other = chain->add && flowsBetweenConvs(chain->add->input(chain->add_other));
     ConvOptions o;
     o.nhwc_output = readersTakeNhwc(node.output(0));
-    o.bf16 = runsBf16(ctx);
+    const bool bf16_mode = runsBf16(ctx), stem_bf16 = o_.bf16_stem.get(ctx.options);
+    o.bf16 = bf16_mode && computesBf16(node, stem_bf16);
     if (o.bf16) {
-      o.bf16_output = flow_output;
-      o.bf16_input = flow_input;
-      o.bf16_other = flow_other;
+      o.bf16_output = flowsInBf16(node.output(0), stem_bf16);
+      o.bf16_input = flowsInBf16(chain->nodes[0]->input(0), stem_bf16);
+      o.bf16_other = chain->add && flowsInBf16(chain->add->input(chain->add_other), stem_bf16);
     }
     // Not in bf16: there the blocked kernels measured no faster (mobilenet_v2, Zen 4,
     // one thread: b1 4.43 vs 4.33 ms, b8 31.9 vs 32.4) and the stem has none at all.
-    if (blocked_.get(ctx.options) && !o.bf16) {
+    // (An fp32 stem in bf16 mode stays NHWC too: its readers are not blocked.)
+    if (o_.blocked.get(ctx.options) && !bf16_mode) {
       o.block = channelBlock();
       o.blocked_output = computesBlocked(node);
       o.blocked_exit = exitsBlocked(node);
       o.blocked_input = arrivesBlocked(chain->nodes[0]->input(0));
       o.blocked_other = chain->add && arrivesBlocked(chain->add->input(chain->add_other));
+      if (o.blocked_other) o.other_channels = resultChannels(*chain->add->input(chain->add_other)->producer());
     }
     return compileConv(*chain, p, o);
   }
@@ -187,14 +191,7 @@ class OneDnnBackend final : public DelegateBackend {
     return vnni;
   }
 
-  PluginOption<bool> linear_;
-  PluginOption<int64_t> min_rows_;
-  PluginOption<int64_t> min_macs_;
-  PluginOption<bool> depthwise_;
-  PluginOption<bool> blocked_;
-  PluginOption<bool> int8_;
-  PluginOption<bool> int8_depthwise_;
-  PluginOption<bool> int8_autotune_;
+  BackendOptions o_;
 };
 
 }  // namespace
@@ -237,7 +234,12 @@ BRISK_PLUGIN(registrar) {
       "on the first call with an input shape, an int8 convolution times oneDNN's first-ranked kernel against its "
       "direct jit_int8 kernel (where that is another one) and keeps the faster; off: oneDNN's ranking (with "
       "jit_int8 preferred for stride-1 depthwise layers)");
-  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(linear, min_rows, min_macs, depthwise,
-                                                                              blocked, int8, int8_depthwise,
-                                                                              int8_autotune));
+  auto bf16_stem = registrar.option<bool>(
+      "bf16_stem", false,
+      "under precision bf16, a dense convolution over fewer than 8 input channels (an image stem) runs in bf16 "
+      "too; off: it computes in fp32, since oneDNN's bf16 kernel for so few channels measured 2.4x its fp32 kernel "
+      "(AVX512_BF16 without AMX)");
+  registrar.delegate("onednn", std::make_shared<brisk::onednn::OneDnnBackend>(brisk::onednn::BackendOptions{
+                                   linear, min_rows, min_macs, depthwise, blocked, bf16_stem, int8, int8_depthwise,
+                                   int8_autotune}));
 }

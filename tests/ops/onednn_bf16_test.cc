@@ -77,9 +77,10 @@ const char* kConvConstants =
 
 // conv -> relu -> conv (+ the first result as residual) -> relu -> flatten: the first
 // result is read only by the second partition, as source and as residual, so it stays
-// bf16; the second result feeds a view, so it comes back as fp32 NCHW.
+// bf16; the second result feeds a view, so it comes back as fp32 NCHW. (Eight input
+// channels: over fewer, the first convolution would be a stem, which stays fp32.)
 TEST(OneDnnBf16, ConvResultsStayBf16BetweenPartitions) {
-  const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w1", {8, 4, 3, 3}) + constTensorIR("b1", {8}) +
+  const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w1", {8, 8, 3, 3}) + constTensorIR("b1", {8}) +
                          constTensorIR("w2", {8, 8, 3, 3}) + constTensorIR("b2", {8}) + kConvConstants +
                          "  %c1 : Tensor = aten::conv2d(%x, %w1, %b1, %s, %p, %s, %g)\n"
                          "  %r1 : Tensor = aten::relu(%c1)\n"
@@ -103,10 +104,10 @@ TEST(OneDnnBf16, ConvResultsStayBf16BetweenPartitions) {
     for (const std::string& s : d) EXPECT_EQ(s.find("bf16"), std::string::npos) << s;
   }
   expectCloseToFp32(ir,
-                    {{at::randn({1, 4, 9, 9})},
-                     {at::randn({3, 4, 5, 6})},
-                     {at::randn({2, 4, 7, 7}).contiguous(at::MemoryFormat::ChannelsLast)},
-                     {at::randn({2, 4, 7, 9}).transpose(2, 3)}},
+                    {{at::randn({1, 8, 9, 9})},
+                     {at::randn({3, 8, 5, 6})},
+                     {at::randn({2, 8, 7, 7}).contiguous(at::MemoryFormat::ChannelsLast)},
+                     {at::randn({2, 8, 7, 9}).transpose(2, 3)}},
                     0.02);
 }
 
@@ -114,8 +115,8 @@ TEST(OneDnnBf16, ConvResultsStayBf16BetweenPartitions) {
 // convolution's result): the fp32 nested block cannot take bf16, so the partition
 // expands the operand itself; same-shape operands take the fused add as usual.
 TEST(OneDnnBf16, BroadcastingResidualFromABf16Partition) {
-  const std::string ir = "graph(%x : Tensor, %z : Tensor):\n" + constTensorIR("w1", {8, 4, 1, 1}) +
-                         constTensorIR("b1", {8}) + constTensorIR("w2", {8, 4, 3, 3}) + constTensorIR("b2", {8}) +
+  const std::string ir = "graph(%x : Tensor, %z : Tensor):\n" + constTensorIR("w1", {8, 8, 1, 1}) +
+                         constTensorIR("b1", {8}) + constTensorIR("w2", {8, 8, 3, 3}) + constTensorIR("b2", {8}) +
                          kConvConstants +
                          "  %c1 : Tensor = aten::conv2d(%z, %w1, %b1, %s, %p0, %s, %g)\n"
                          "  %a : Tensor = aten::relu(%c1)\n"
@@ -130,10 +131,50 @@ TEST(OneDnnBf16, BroadcastingResidualFromABf16Partition) {
     EXPECT_NE(d[1].find("residual: nhwc bf16"), std::string::npos) << d[1];
   }
   expectCloseToFp32(ir,
-                    {{at::randn({2, 4, 5, 7}), at::randn({2, 4, 1, 1})},
-                     {at::randn({2, 4, 5, 7}), at::randn({1, 4, 1, 7})},
-                     {at::randn({1, 4, 6, 6}), at::randn({1, 4, 6, 6})}},
+                    {{at::randn({2, 8, 5, 7}), at::randn({2, 8, 1, 1})},
+                     {at::randn({2, 8, 5, 7}), at::randn({1, 8, 1, 7})},
+                     {at::randn({1, 8, 6, 6}), at::randn({1, 8, 6, 6})}},
                     0.02);
+}
+
+// A stem (a dense convolution over fewer than 8 channels) computes in fp32 under bf16 by
+// default, and so hands its reader an fp32 result, which that reader converts to bf16;
+// onednn.bf16_stem=true runs it in bf16 and keeps the edge bf16. Both stay within
+// bf16's error of fp32.
+TEST(OneDnnBf16, StemComputesInFp32UnlessAsked) {
+  const std::string ir = "graph(%x : Tensor):\n" + constTensorIR("w1", {8, 3, 3, 3}) + constTensorIR("b1", {8}) +
+                         constTensorIR("w2", {8, 8, 3, 3}) + constTensorIR("b2", {8}) + kConvConstants +
+                         "  %c1 : Tensor = aten::conv2d(%x, %w1, %b1, %s, %p, %s, %g)\n"
+                         "  %r1 : Tensor = aten::relu(%c1)\n"
+                         "  %c2 : Tensor = aten::conv2d(%r1, %w2, %b2, %s, %p, %s, %g)\n"
+                         "  %out : Tensor = aten::relu(%c2)\n"
+                         "  return (%out)\n";
+  const std::vector<std::vector<at::Tensor>> sets = {{at::randn({1, 3, 9, 9})}, {at::randn({2, 3, 7, 5})}};
+  expectCloseToFp32(ir, sets, 0.02);
+  if (!cpuHasBf16()) return;  // checked above: fp32's bits
+  const std::vector<std::string> d = delegateDetails(*load(ir, true, "stem"));
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].find("bf16"), std::string::npos) << d[0];
+  EXPECT_NE(d[1].find("in bf16"), std::string::npos) << d[1];
+  EXPECT_NE(d[1].find("input: to nhwc bf16"), std::string::npos) << d[1];
+
+  Options o;
+  o.strict_inputs = false;
+  o.precision = {"bf16"};
+  o.plugin_options["onednn.bf16_stem"] = true;
+  auto bf16_stem = Module::fromIR(ir, o, "bf16 stem");
+  const std::vector<std::string> e = delegateDetails(*bf16_stem);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_NE(e[0].find("in bf16"), std::string::npos) << e[0];
+  EXPECT_NE(e[0].find("output: nhwc bf16"), std::string::npos) << e[0];
+  EXPECT_NE(e[1].find("input: nhwc bf16 from a convolution partition"), std::string::npos) << e[1];
+  auto fp32 = load(ir, false, "fp32");
+  for (const auto& in : sets) {
+    const at::Tensor want = fp32->run({in[0]}).toTensor();
+    const double err = relativeError(bf16_stem->run({in[0]}).toTensor(), want);
+    EXPECT_LE(err, 0.02);
+    EXPECT_GT(err, 0.0);
+  }
 }
 
 // Linear layers, unary and binary forms, 2-D and batched inputs.

@@ -205,6 +205,41 @@ TEST(OneDnnBlockedLayout, AConvolutionWithoutABlockedKernelReordersItsResult) {
       .run();
 }
 
+// A blocked residual that broadcasts onto the result (a 1x1 convolution's result over a
+// pooled or single-row input, or of one channel): the partition expands it itself, since
+// its fallback, the fp32 nested block, cannot read a blocked tensor. 24 channels: the
+// residual's second block ends in padding.
+TEST(OneDnnBlockedLayout, AResidualThatBroadcastsIsExpanded) {
+  for (const int64_t residual_channels : {int64_t{24}, int64_t{1}}) {
+    SCOPED_TRACE(residual_channels);
+    const std::string ir = "graph(%x : Tensor, %z : Tensor):\n" + constTensorIR("w1", {residual_channels, 16, 1, 1}) +
+                           constTensorIR("b1", {residual_channels}) + constTensorIR("w2", {24, 16, 1, 1}) +
+                           constTensorIR("b2", {24}) +
+                           "  %s1 : int[] = prim::Constant[value=[1, 1]]()\n"
+                           "  %p0 : int[] = prim::Constant[value=[0, 0]]()\n"
+                           "  %g1 : int = prim::Constant[value=1]()\n"
+                           "  %one : int = prim::Constant[value=1]()\n"
+                           "  %c1 : Tensor = aten::conv2d(%z, %w1, %b1, %s1, %p0, %s1, %g1)\n"
+                           "  %c2 : Tensor = aten::conv2d(%x, %w2, %b2, %s1, %p0, %s1, %g1)\n"
+                           "  %sum : Tensor = aten::add(%c2, %c1, %one)\n"
+                           "  %out : Tensor = aten::relu(%sum)\n"
+                           "  return (%out)\n";
+    const std::vector<std::string> d = delegateDetails(*Module::fromIR(ir, options(true), "broadcast-residual"));
+    ASSERT_EQ(d.size(), 2u);
+    EXPECT_TRUE(has(d[0], "output: nChw")) << d[0];
+    EXPECT_TRUE(has(d[1], "residual: nChw")) << d[1];
+    for (bool blocked : {true, false}) {
+      SCOPED_TRACE(blocked ? "blocked" : "nhwc");
+      delegated(ir, blocked)
+          .inputs({at::randn({2, 16, 5, 7}), at::randn({2, 16, 1, 1})})
+          .inputs({at::randn({2, 16, 5, 7}), at::randn({1, 16, 5, 7})})
+          .inputs({at::randn({1, 16, 6, 6}), at::randn({1, 16, 6, 6})})
+          .inputs({at::randn({3, 16, 4, 5}), at::randn({1, 16, 1, 5})})
+          .run();
+    }
+  }
+}
+
 // A reader of the sizes alone (EfficientNet's squeeze-excite checks the rank) leaves a
 // result NHWC: no conversion to NCHW for it.
 TEST(OneDnnBlockedLayout, SizeReadersKeepTheResultNhwc) {
