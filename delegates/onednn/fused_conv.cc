@@ -265,7 +265,8 @@ class FusedConv final : public CompiledPartition {
       const std::optional<Layout> l = arrival(o, other_type_, other_blocked_);
       if (!l) return false;
       if (*l == Layout::kBlocked) {
-        const bool same = other_channels_ == out_channels && o.size(0) == out[0] && o.size(2) == oh && o.size(3) == ow;
+        const bool same = other_channels_ == out_channels && o.size(0) == out[0] && o.size(1) == blocks(out_channels) &&
+                          o.size(2) == oh && o.size(3) == ow;
         other = same ? o : expandBlocked(o, out);
         if (!other.defined()) return false;
         ol = Layout::kBlocked;

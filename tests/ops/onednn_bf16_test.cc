@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,17 @@ double relativeError(const at::Tensor& got, const at::Tensor& want) {
   return (g - w).abs().max().item<double>() / std::max(w.abs().max().item<double>(), 1e-6);
 }
 
-std::shared_ptr<Module> load(const std::string& ir, bool bf16, const std::string& name) {
+// `extra`: more plugin options, for the bf16 model only.
+std::shared_ptr<Module> load(const std::string& ir, bool bf16, const std::string& name,
+                             const std::map<std::string, PluginOptionValue>& extra = {}) {
   Options o;
   o.strict_inputs = false;
   o.plugin_options["onednn.linear"] = true;                 // on any CPU (its default follows AVX-512)
   o.plugin_options["onednn.linear_min_macs"] = int64_t{0};  // the tests' small shapes too
-  if (bf16) o.precision = {"bf16"};
+  if (bf16) {
+    o.precision = {"bf16"};
+    for (const auto& [k, v] : extra) o.plugin_options[k] = v;
+  }
   return Module::fromIR(ir, o, name);
 }
 
@@ -45,9 +51,10 @@ std::vector<std::string> delegateDetails(const Module& m) {
 
 // Runs the bf16 and fp32 models on each input set twice: within `bound` of fp32 (equal
 // bits without AVX512_BF16), the same both times, inputs unchanged.
-void expectCloseToFp32(const std::string& ir, const std::vector<std::vector<at::Tensor>>& sets, double bound) {
+void expectCloseToFp32(const std::string& ir, const std::vector<std::vector<at::Tensor>>& sets, double bound,
+                       const std::map<std::string, PluginOptionValue>& extra = {}) {
   auto fp32 = load(ir, false, "fp32");
-  auto bf16 = load(ir, true, "bf16");
+  auto bf16 = load(ir, true, "bf16", extra);
   for (const std::vector<at::Tensor>& in : sets) {
     SCOPED_TRACE(c10::str(in[0].sizes()));
     std::vector<c10::IValue> args(in.begin(), in.end());
@@ -158,23 +165,13 @@ TEST(OneDnnBf16, StemComputesInFp32UnlessAsked) {
   EXPECT_NE(d[1].find("in bf16"), std::string::npos) << d[1];
   EXPECT_NE(d[1].find("input: to nhwc bf16"), std::string::npos) << d[1];
 
-  Options o;
-  o.strict_inputs = false;
-  o.precision = {"bf16"};
-  o.plugin_options["onednn.bf16_stem"] = true;
-  auto bf16_stem = Module::fromIR(ir, o, "bf16 stem");
-  const std::vector<std::string> e = delegateDetails(*bf16_stem);
+  const std::map<std::string, PluginOptionValue> stem_bf16 = {{"onednn.bf16_stem", true}};
+  const std::vector<std::string> e = delegateDetails(*load(ir, true, "bf16 stem", stem_bf16));
   ASSERT_EQ(e.size(), 2u);
   EXPECT_NE(e[0].find("in bf16"), std::string::npos) << e[0];
   EXPECT_NE(e[0].find("output: nhwc bf16"), std::string::npos) << e[0];
   EXPECT_NE(e[1].find("input: nhwc bf16 from a convolution partition"), std::string::npos) << e[1];
-  auto fp32 = load(ir, false, "fp32");
-  for (const auto& in : sets) {
-    const at::Tensor want = fp32->run({in[0]}).toTensor();
-    const double err = relativeError(bf16_stem->run({in[0]}).toTensor(), want);
-    EXPECT_LE(err, 0.02);
-    EXPECT_GT(err, 0.0);
-  }
+  expectCloseToFp32(ir, sets, 0.02, stem_bf16);
 }
 
 // Linear layers, unary and binary forms, 2-D and batched inputs.
