@@ -24,11 +24,15 @@ std::vector<OptionSpec> makeTable() {
        .help = "options the loaded plugins declare (see \"Plugin options\"); unknown names and bad values are an "
                "error at load; the flag is repeatable"},
       {.name = "pt2_program", .field = &O::pt2_program, .flag = "pt2-program", .metavar = "NAME",
-       .help = "program of a PT2 archive to run (\"\" = the only one, or \"model\")",
-       .details = "which program of a PT2 archive (torch.export) to run: \"\" = its only program, or the one "
-                  "named `model` (what `torch.export.save` writes); an unknown name is an error listing the names, and "
-                  "any name but \"\" is an error for a TorchScript file",
-       .default_note = "the only program, or `model`"},
+       .help = "program of a PT2 archive to run (\"\" = the only one, the AOTInductor delegate program of a "
+               "NativeRT archive, or \"model\")",
+       .details = "which program of a PT2 archive (torch.export) to run: \"\" = its only program; in a NativeRT "
+                  "archive with AOTInductor-compiled files (`package_nativert_with_aoti_delegate`), its delegate "
+                  "program `MODEL-BACKEND`, run by the `aoti` delegate (which joins the backend list), when delegates "
+                  "are on and the plugin is found (else its original program); otherwise the one named `model` "
+                  "(what `torch.export.save` writes); an unknown name is an error listing the names, and any name "
+                  "but \"\" is an error for a TorchScript file",
+       .default_note = "the only program, the AOTInductor delegate program, or `model`"},
       {.name = "optimize_numerics", .field = &O::optimize_numerics, .flag = "no-optimize-numerics",
        .help = "freeze's conv-bn and similar folds"},
       {.name = "disabled_passes", .field = &O::disabled_passes, .flag = "disable-pass", .metavar = "NAME",

@@ -7,6 +7,7 @@
 #include "core/common/error.h"
 #include "core/executor/execution_plan.h"
 #include "core/executor/runtime.h"
+#include "core/graph/call_delegate.h"
 #include "core/graph/graph.h"
 #include "core/kernels/core_kernel_sets.h"
 #include "core/kernels/delegate.h"
@@ -45,7 +46,10 @@ class DelegateKernel final : public Kernel {
     } else {
       served = compiled_->run(ctx, st.get());
     }
-    if (!served) runNested(*nested_, ctx);
+    if (served) return;
+    if (!nested_) throw Error("backend '" + backend_ + "' cannot serve these inputs, and a compiled region has no "
+                              "nested block to run instead");
+    runNested(*nested_, ctx);
   }
   bool plansOutputs() const override { return plannable_; }
   std::string describe() const override {
@@ -74,12 +78,23 @@ class NestedBlockKernel final : public Kernel {
   std::string why_;
 };
 
+// A partition around a call into a compiled region (core/graph/call_delegate.h) has no
+// nested block brisk can run: its backend failing is the model failing to load.
+bool holdsCompiledRegion(const Node& n) {
+  for (const Node* inner : n.block(0)->nodes())
+    if (inner->kind() == kCallDelegateKind) return true;
+  return false;
+}
+
 std::unique_ptr<Kernel> buildDelegateKernel(const Registries& registries, KernelBuildContext& b) {
   const Node& n = b.node();
-  const ExecBlock* nested = b.compileBlock(*n.block(0));
+  // A compiled region's nested block is never run (and its call has no kernel to build).
+  const bool region = holdsCompiledRegion(n);
+  const ExecBlock* nested = region ? nullptr : b.compileBlock(*n.block(0));
   auto attr = n.attributes().find(kDelegateBackendAttr);
   const std::string name = attr != n.attributes().end() ? attr->second.toStringRef() : "";
   std::shared_ptr<const DelegateBackend> backend = registries.delegates.find(name);
+  if (!backend && region) throw Error("no delegate backend named '" + name + "' is loaded to run it");
   if (!backend) return std::make_unique<NestedBlockKernel>(nested, "no backend named '" + name + "'");
   std::unique_ptr<CompiledPartition> compiled;
   std::string why;
@@ -91,6 +106,7 @@ std::unique_ptr<Kernel> buildDelegateKernel(const Registries& registries, Kernel
   } catch (const std::exception& e) {
     why = "backend '" + name + "' failed to compile it: " + std::string(e.what());
   }
+  if (!compiled && region) throw Error(why);
   if (!compiled) {
     LOG(WARNING) << "brisk: " << b.modelName() << ": " << n.describe() << " with " << n.block(0)->nodes().size()
                  << " nodes runs on brisk's kernels: " << why;

@@ -2,6 +2,8 @@
 
 #include <glog/logging.h>
 
+#include <algorithm>
+
 #include <ATen/core/ivalue_inl.h>
 
 #include "core/common/error.h"
@@ -109,6 +111,34 @@ void loadPlugins(const std::string& model, const Options& o, Registries& registr
   }
 }
 
+// A NativeRT archive whose regions AOTInductor compiled runs them by default, when
+// delegates are on and the aoti backend can be had: its delegate program is chosen and
+// "aoti" joins the backend list (the backend claims each call into a region,
+// delegates/aoti/README.md). Otherwise, or when pt2_program names a program, the
+// archive's original program runs on brisk's kernels, as any PT2 archive does.
+Options withDelegateProgram(const std::string& path, Options o, const Registries& registries) {
+  // Not a regular file (a FIFO would block the open): the load reports it.
+  if (!o.pt2_program.empty() || !o.use_delegates || !fileProblem(path).empty() || !isPt2Archive(path)) return o;
+  std::string program;
+  try {
+    program = pt2DelegateProgram(path);
+  } catch (const Error&) {
+    return o;  // an unreadable archive: the load itself reports it, as for any archive
+  }
+  if (program.empty()) return o;
+  if (std::find(o.delegates.begin(), o.delegates.end(), "aoti") == o.delegates.end()) {
+    if (!registries.delegates.find("aoti") && findPlugin("aoti", o.plugin_path).empty()) {
+      LOG_FIRST_N(WARNING, 1) << "brisk: " << path << ": the archive's program '" << program
+                              << "' runs regions compiled by AOTInductor, but the aoti delegate plugin "
+                                 "(libbrisk_aoti.so) is not found; its original program runs on brisk's kernels";
+      return o;
+    }
+    o.delegates.push_back("aoti");
+  }
+  o.pt2_program = program;
+  return o;
+}
+
 }  // namespace
 
 std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Signature signature,
@@ -158,10 +188,11 @@ std::shared_ptr<Module> Module::load(const std::string& path, const Options& opt
   auto source = std::make_unique<Source>();
   source->path = absolutePath(path);
   source->stamp = fileStamp(source->path);
-  source->options = options;
   source->registries = registries;
+  source->options = withDelegateProgram(source->path, options, registries ? *registries : Registries::global());
   std::shared_ptr<Module> first = source->build({}, &source->weights);
-  std::shared_ptr<Module> handle(new Module(first->name_, options));
+  // The options in force: the program and backends a NativeRT archive chose.
+  std::shared_ptr<Module> handle(new Module(first->name_, source->options));
   handle->source_ = std::move(source);
   handle->current_.store(std::move(first));
   return handle;
@@ -277,6 +308,14 @@ std::vector<NodeKernelInfo> Module::kernelReport() const {
     int depth = 0;
     for (const Block* b = n->owningBlock(); b->owningNode(); b = b->owningNode()->owningBlock()) ++depth;
     const Kernel* k = by_node[n->index()];
+    if (!k) {  // inside a partition compiled as a whole, with no nested plan (a compiled region)
+      const Node* outer = n->owningBlock()->owningNode();
+      while (outer && !by_node[outer->index()]) outer = outer->owningBlock()->owningNode();
+      const Kernel* ok = outer ? by_node[outer->index()] : nullptr;
+      out.push_back(NodeKernelInfo{n->index(), n->str(), n->key(), ok ? ok->kind() : KernelKind::kDelegate,
+                                   ok ? ok->provider() : "", "runs as part of its partition", depth, false});
+      continue;
+    }
     out.push_back(NodeKernelInfo{n->index(), n->str(), n->key(), k->kind(), k->provider(), k->describe(), depth,
                                  runsInPlace(*n, *k)});
   }

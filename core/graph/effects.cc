@@ -16,7 +16,9 @@ bool purePrim(const std::string& kind) {
       "prim::ListConstruct", "prim::TupleConstruct", "prim::DictConstruct", "prim::ListUnpack",
       "prim::TupleUnpack",   "prim::TupleIndex",     "prim::NumToTensor",   "prim::dtype",
       "prim::device",        "prim::layout",         "prim::shape",         "prim::unchecked_cast",
-      "prim::If",            "prim::Loop",           "prim::fork",          "brisk::delegate"};
+      "prim::If",            "prim::Loop",           "prim::fork",          "brisk::delegate",
+      // A compiled region computes its results from its inputs (call_delegate.h).
+      "brisk::call_delegate"};
   return kPure.count(kind) != 0;
 }
 

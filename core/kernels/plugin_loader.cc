@@ -48,7 +48,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }
 
 // Where plugins sit inside Bazel runfiles: one folder per plugin-producing package.
-const char* const kRunfilesPackages[] = {"ops_cpu", "ops_quantized", "delegates", "delegates/onednn", "tests/plugins"};
+const char* const kRunfilesPackages[] = {"ops_cpu", "ops_quantized", "delegates", "delegates/onednn", "delegates/aoti",
+                                          "tests/plugins"};
 
 std::vector<std::string> searchDirs(const std::vector<std::string>& extra) {
   std::vector<std::string> dirs = extra;

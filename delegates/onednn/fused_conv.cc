@@ -542,8 +542,8 @@ class FusedConv final : public CompiledPartition {
   int64_t block_;                    // ConvOptions::block
   bool blocked_;                     // compute in the blocked layout
   Layout out_layout_;                // the result as the readers take it
-  int64_t other_channels_;           // ConvOptions::other_channels
   bool x_blocked_, other_blocked_;   // the source / residual come blocked from a partition
+  int64_t other_channels_;           // ConvOptions::other_channels
   ConvWeights conv_;                 // batch norm folded
   std::unique_ptr<ConvWeights> dw_;  // the fused depthwise step, or null
   Unary unary_, dw_unary_;

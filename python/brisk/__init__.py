@@ -41,7 +41,7 @@ Error = _brisk.Error
 Module = _brisk.Module
 Future = _brisk.Future
 
-__all__ = ["Error", "Future", "Module", "load"]
+__all__ = ["Error", "Future", "Module", "load", "lower"]
 
 
 def load(path, **options):
@@ -50,6 +50,19 @@ def load(path, **options):
     Keyword options are brisk::Options fields (README "Options"); raises brisk.Error.
     """
     return _brisk.load(os.fspath(path), options, [_here])
+
+
+def lower(ep, path, partitioner=None, **kwargs):
+    """Compiles regions of an ExportedProgram with AOTInductor and writes one PT2 archive
+    (NativeRT's format) in which each is a call into its compiled files and every other
+    node stays on brisk's kernels; brisk.load(path) runs it. `partitioner(gm)` tags nodes
+    of ep.module() with node.meta["brisk_region"] = key; None measures candidates (runs of
+    pointwise ops, recurrent layers) and keeps those AOTInductor runs faster. Returns one
+    record per region (key, nodes, ops, brisk_us, aoti_us, kept). Keyword options:
+    example_inputs=(args, kwargs), model_name, backend_id, keep_ratio, iters. See
+    brisk/_lower.py and delegates/aoti/README.md."""
+    from brisk import _lower  # torch.nativert and Inductor load only when asked for
+    return _lower.lower(ep, path, partitioner, **kwargs)
 
 
 # The option list comes from brisk's option table (the same one the CLI flags and the

@@ -119,11 +119,28 @@ TEST(QuantizedLinear, Fp16WeightsAreFp32ArithmeticOnRoundedWeights) {
   }
 }
 
+// The most int8 dynamic quantization can move output j of x W^T from the fp32 result: each
+// product x_k w_jk is off by at most |w_jk| s_x / 2 + |x_k| s_wj / 2 + s_x s_wj / 4 (the
+// two rounding errors and their product), with s_x the activation step (range over 255,
+// or 127 with 7 bits) and s_wj = max_k |w_jk| / 127. A bound that holds for every input,
+// unlike a fraction of the output's range (one row of random input exceeds 2% of its
+// range about once in 200 draws), and still far below what a wrong scale, zero point or
+// packing would give.
+at::Tensor int8ErrorBound(const at::Tensor& x, const at::Tensor& w, bool reduce_range) {
+  const at::Tensor rows = x.reshape({-1, x.size(-1)});
+  const at::Tensor lo = rows.amin(1, true).clamp_max(0), hi = rows.amax(1, true).clamp_min(0);
+  const at::Tensor sx = (hi - lo) / (reduce_range ? 127.0 : 255.0);    // [rows, 1]
+  const at::Tensor sw = w.abs().amax(1) / 127.0;                       // [out]
+  const at::Tensor bound = 0.5 * sx * w.abs().sum(1) + 0.5 * rows.abs().sum(1, true) * sw +
+                           0.25 * w.size(1) * sx * sw;                 // [rows, out]
+  return (bound * 1.01 + 1e-5).reshape(at::linear(x, w).sizes());    // fp32 summation slack
+}
+
 // int8 dynamic: libtorch's quantized::linear_dynamic on the same int8 weights (per
 // channel, symmetric, scale max |w| / 127) and the same activation range (8 bits with
-// fbgemm's VNNI kernels, else 7) gives the same bits; against fp32 the error stays within
-// 2% of the output's range. The last input is the worst case for saturation: every
-// activation at the top of its range against weights of one sign.
+// fbgemm's VNNI kernels, else 7) gives the same bits, within int8ErrorBound of fp32. The
+// last input is the worst case for saturation: every activation at the top of its range
+// against weights of one sign.
 TEST(QuantizedLinear, Int8DynamicIsLibtorchsDynamicLinear) {
   const at::Tensor w = constTensor({kOut, kIn}), b = constTensor({kOut});
   auto m = load(kLinearIR, {"int8_dynamic"}, "int8");
@@ -132,12 +149,14 @@ TEST(QuantizedLinear, Int8DynamicIsLibtorchsDynamicLinear) {
   EXPECT_EQ(k->provider, "ops_quantized");
   std::vector<at::Tensor> inputs = shapes();
   inputs.push_back(at::full({4, kIn}, 3.0f) * at::sign(w.select(0, 0)));
+  const bool reduce_range = !fbgemm::fbgemmHasAvx512VnniSupport();
   for (const at::Tensor& x : inputs) {
+    SCOPED_TRACE(x.sizes());
     const at::Tensor want = libtorchInt8("quantized::linear_dynamic", x);
     const at::Tensor got = runTwice(*m, x);
     EXPECT_TRUE(bitEqual(got, want));
-    const at::Tensor exact = at::linear(x, w, b);
-    EXPECT_LE((got - exact).abs().max().item<double>(), 0.02 * (exact.max() - exact.min()).item<double>());
+    const at::Tensor error = (got - at::linear(x, w, b)).abs(), bound = int8ErrorBound(x, w, reduce_range);
+    EXPECT_TRUE(at::all(error <= bound).item<bool>()) << "worst excess " << (error - bound).max().item<double>();
   }
 }
 

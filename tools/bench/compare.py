@@ -23,6 +23,11 @@ For each model and batch size it times, in one process and on the same inputs:
                      brisk's own kernels only (what the delegate backends add)
   brisk_nofusion     the brisk binding on the TorchScript file with the elementwise fusion
                      pass ops_cpu.fuse_pointwise disabled (what fusion adds)
+  brisk_aoti         brisk on a NativeRT archive whose whole program AOTInductor compiled
+                     (lower_exported_program + package_nativert_with_aoti_delegate, the same
+                     inductor configs as the aotinductor row): the aoti delegate runs it
+  brisk_aoti_partial brisk on brisk.lower()'s archive: the regions the measured default
+                     partitioner picks compiled by AOTInductor, the rest on brisk's kernels
 and, with --precision, reduced-precision rows: brisk's opt-in modes and the peers at the
 same precision; int8_static runs the zoo's PT2E static int8 program (<model>.int8.pt2) in
 brisk and AOTInductor, and ONNX Runtime's / OpenVINO's own static int8 (QDQ) of the same
@@ -140,7 +145,7 @@ PYTORCH_EXECUTORS = ["eager", "interpreter", "interpreter_ofi", "static_runtime"
 # What a user would pick instead of brisk.
 OTHER_RUNTIMES = ["onnxruntime", "openvino", "inductor", "aotinductor"]
 # brisk on the TorchScript file, and on a PT2 archive of the same module and weights.
-BRISK_EXECUTORS = ["brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion"]
+BRISK_EXECUTORS = ["brisk", "brisk_pt2", "brisk_nodelegates", "brisk_nofusion", "brisk_aoti", "brisk_aoti_partial"]
 # brisk's reduced-precision rows run the PT2 archive (the TorchScript file gives the same
 # layers: ops_cpu.decompose_encoder_layer spells out the one fused op it keeps).
 PT2_EXECUTORS = ["nativert", "ep_module", "brisk_pt2", "brisk_int8", "brisk_fp16", "brisk_bf16"]
@@ -181,6 +186,8 @@ LABELS = {
     "brisk_pt2": "brisk (PT2)",
     "brisk_nodelegates": "brisk, no delegates",
     "brisk_nofusion": "brisk, no elementwise fusion",
+    "brisk_aoti": "brisk + AOTI (whole graph)",
+    "brisk_aoti_partial": "brisk + AOTI (partial)",
     "brisk_int8": "brisk (PT2), int8_dynamic",
     "brisk_fp16": "brisk (PT2), fp16_weights",
     "brisk_bf16": "brisk (PT2), bf16",
@@ -371,6 +378,9 @@ def make_executor(name, zoo, case, args, kwargs, workdir=None):
                            precision=precision)
             e.keep.append(m)
             e.fn = lambda: m(*args, **kwargs)
+        elif name in ("brisk_aoti", "brisk_aoti_partial"):
+            build_brisk_aoti(e, zoo, case, args, kwargs, workdir or tempfile.mkdtemp(prefix="brisk-compare-"),
+                             partial=name == "brisk_aoti_partial")
         elif name == "ep_module":
             module = torch.export.load(path).module()
             e.fn = lambda: module(*args, **kwargs)
@@ -647,6 +657,38 @@ def build_aotinductor(e, zoo, case, args, kwargs, workdir):
     e.fn = lambda: runner(*args, **kwargs)
     e.note = (f"torch.export.export, then torch._inductor.aoti_compile_and_package(inductor_configs={configs}), "
               "loaded with aoti_load_package")
+
+
+def build_brisk_aoti(e, zoo, case, args, kwargs, workdir, partial):
+    """brisk on a NativeRT archive with AOTInductor-compiled code: the whole program
+    (PyTorch's own lowering, under the aotinductor row's inductor configs, so the two rows
+    run the same generated code), or the regions brisk.lower's measured default
+    partitioner keeps. Compile time is recorded as load time, as for aotinductor."""
+    import brisk
+    from torch.nativert.backends._lower_utils import lower_exported_program, package_nativert_with_aoti_delegate
+    module, _ = load_eager(zoo, case)
+    path = os.path.join(workdir, f"{case.model}.b{case.batch}.{'partial' if partial else 'whole'}.aoti.pt2")
+    configs = {"freezing": True, "max_autotune": inductor_mode() == "max-autotune-no-cudagraphs"}
+    chosen = ""
+    with torch.no_grad():
+        program = torch.export.export(module, tuple(args), kwargs)
+        if os.path.exists(path):  # the memory process reuses the timing process's archive
+            chosen = "; archive of the timing run"
+        elif partial:
+            report = brisk.lower(program, path)
+            kept = [r for r in report if r.kept]
+            chosen = (f"; {len(kept)} of {len(report)} candidate regions compiled: " +
+                      ", ".join(f"{r.key} ({len(r.nodes)} nodes, {r.brisk_us:.0f} -> {r.aoti_us:.0f} us)"
+                                for r in report if r.kept) if report else "; no candidate regions")
+        else:
+            with torch._inductor.config.patch(configs):
+                delegate, files = lower_exported_program(program, "model", "aoti")
+            package_nativert_with_aoti_delegate(path, "model", "aoti", program, delegate, files)
+    m = brisk.load(path)
+    e.keep.append(m)
+    e.fn = lambda: m(*args, **kwargs)
+    e.note = ("brisk.lower (measured default partitioner)" + chosen if partial else
+              f"lower_exported_program under inductor_configs={configs} + package_nativert_with_aoti_delegate")
 
 
 BUILDERS = {

@@ -116,6 +116,38 @@ std::unordered_map<std::string, at::Tensor> Archive::loadTensors(const std::stri
   return out;
 }
 
+std::vector<std::string> Archive::aotiFiles(const std::string& region) const {
+  const std::string prefix = "data/aotinductor/" + region + "/";
+  std::vector<std::string> out;
+  for (const std::string& name : reader_->getAllRecords())
+    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) out.push_back(name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string Archive::loweredFrom(const std::string& program) const {
+  // Its regions' files: `<program>/` for the whole program, `<program>.<i>/` for region i
+  // of a partly delegated one (brisk.lower).
+  const std::string whole = "data/aotinductor/" + program + "/", part = "data/aotinductor/" + program + ".";
+  bool has_files = false;
+  for (const std::string& name : reader_->getAllRecords())
+    has_files = has_files || name.compare(0, whole.size(), whole) == 0 || name.compare(0, part.size(), part) == 0;
+  if (!has_files) return "";
+  std::string best;
+  for (const std::string& p : programs_)
+    if (p.size() + 1 < program.size() && program.compare(0, p.size(), p) == 0 && program[p.size()] == '-' &&
+        p.size() > best.size())
+      best = p;
+  return best;
+}
+
+std::unordered_map<std::string, at::Tensor> Archive::programState(const std::string& program) {
+  std::unordered_map<std::string, at::Tensor> state = loadTensors(program);
+  if (const std::string original = loweredFrom(program); !original.empty())
+    for (auto& [name, t] : loadTensors(original)) state.try_emplace(name, std::move(t));
+  return state;
+}
+
 namespace {
 
 std::vector<int64_t> concreteInts(const Json& list, const std::string& what) {

@@ -40,6 +40,18 @@ class Archive {
   // of one storage share it, as in the saved module.
   std::unordered_map<std::string, at::Tensor> loadTensors(const std::string& program);
 
+  // Regions compiled ahead of time (NativeRT's AOTInductor delegate format): the
+  // records under `data/aotinductor/<region>/`, sorted; empty when there are none.
+  std::vector<std::string> aotiFiles(const std::string& region) const;
+  // The program a delegate program was lowered from: package_nativert_with_aoti_delegate
+  // names it "<model>-<backend id>" beside "<model>", whose weights its compiled regions
+  // take as constants (their files: data/aotinductor/<program>/, or <program>.<i>/ per
+  // region when only parts are compiled). "" when `program` is not such a program.
+  std::string loweredFrom(const std::string& program) const;
+  // A program's tensors (loadTensors), and for a delegate program also those of the
+  // program it was lowered from that it does not hold itself.
+  std::unordered_map<std::string, at::Tensor> programState(const std::string& program);
+
  private:
   void loadPayload(const std::string& folder, const std::string& config_record,
                    std::unordered_map<std::string, at::Tensor>& out);

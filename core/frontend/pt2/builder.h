@@ -2,8 +2,8 @@
 // The PT2 graph builder's state, shared by its files: graph_builder.cc (the
 // program: devices, output specs, outputs), builder_inputs.cc (the forward's inputs:
 // pytree flattening, size and constant checks), builder_nodes.cc (nodes: operators,
-// torch.cond, load-time folding) and builder_loop.cc (while_loop). Internal to the PT2
-// frontend.
+// torch.cond, load-time folding), builder_loop.cc (while_loop) and builder_delegate.cc
+// (calls into regions compiled ahead of time). Internal to the PT2 frontend.
 #include <ATen/core/Tensor.h>
 #include <ATen/core/function_schema.h>
 
@@ -53,6 +53,13 @@ class Builder {
   static c10::TypePtr leafType(const Json& a);
 
   void convertNode(const Json& node);
+  // The graph constant of state tensor `name` (made on first use).
+  Value* stateValue(const std::string& name, const at::Tensor& t);
+
+  // torch.ops.higher_order.executorch_call_delegate(name, *operands) ->
+  // brisk::call_delegate (core/graph/call_delegate.h), reading the operands and then
+  // every weight of the program (builder_delegate.cc).
+  void convertCallDelegate(const Json& node);
 
   // torch.cond(pred, true_fn, false_fn, operands) -> prim::If with one block per
   // branch. Each branch is a subgraph with its own names, whose inputs are the operands
@@ -110,6 +117,9 @@ class Builder {
   std::unordered_map<std::string, Value*> env_;
   ArgumentConverter args_;
   std::unordered_map<const Value*, std::string> state_of_;
+  // State name -> its constant, one per name: what input specs bind and calls read.
+  std::unordered_map<std::string, Value*> state_values_;
+  std::vector<std::string> delegate_calls_;  // call_delegate names, in program order
   std::unordered_set<const Json*> constant_inputs_;
   // Conv-batch-norm folding: the program's tensor reads, and batch norms already folded
   // (their name -> the conv output).

@@ -34,7 +34,7 @@ void Builder::bindInputs() {
     const std::string state_name = stringAt(body, key, kind);
     auto it = state_.find(state_name);
     if (it == state_.end()) throw Error(kind + " '" + state_name + "' has no tensor in the archive");
-    Value* v = g_->addConstant(it->second, c10::TensorType::create(it->second));
+    Value* v = stateValue(state_name, it->second);
     env_[stringAt(objectAt(body, "arg", kind), "name", kind + ".arg")] = v;
     state_of_[v] = kind + " '" + state_name + "'";
   }

@@ -16,6 +16,7 @@ void Builder::convertNode(const Json& node) {
   try {
     if (target == "torch.ops.higher_order.cond") return convertCond(node);
     if (target == "torch.ops.higher_order.while_loop") return convertWhileLoop(node);
+    if (target == "torch.ops.higher_order.executorch_call_delegate") return convertCallDelegate(node);
     if (auto conv = folded_into_conv_.find(name); conv != folded_into_conv_.end()) {
       env_[stringAt(at(arrayAt(node, "outputs", "node").at(0), "as_tensor", "node"), "name", "node")] =
           env_.at(conv->second);

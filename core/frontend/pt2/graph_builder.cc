@@ -49,7 +49,7 @@ std::string scalarOverload(const Json& inputs) {
 c10::OperatorName operatorFor(const std::string& target, const Json& inputs) {
   static const std::string kOps = "torch.ops.", kOperator = "_operator.";
   if (target.rfind("torch.ops.higher_order.", 0) == 0)
-    throw Error("higher-order op '" + target + "' is not supported (torch.cond and while_loop are)");
+    throw Error("higher-order op '" + target + "' is not supported (torch.cond, while_loop and executorch_call_delegate are)");
   if (target.rfind(kOperator, 0) == 0) {
     const char* op = scalarOpFor(target.substr(kOperator.size()));
     if (!op) throw Error("Python operator '" + target + "' is not supported");
@@ -95,7 +95,7 @@ BuiltProgram Builder::build(bool fold_batch_norm) {
   for (const Json& node : arrayAt(*graph_, "nodes", "graph")) convertNode(node);
   bindOutputs();
   g_->finalize();
-  return BuiltProgram{g_, std::move(args_out_)};
+  return BuiltProgram{g_, std::move(args_out_), std::move(delegate_calls_)};
 }
 
 // Every tensor the program records is validated against the schema once, here: what

@@ -28,6 +28,8 @@ namespace brisk::pt2 {
 struct BuiltProgram {
   std::shared_ptr<Graph> graph;
   std::vector<Argument> args;  // one per graph input, in order
+  // The compiled regions its brisk::call_delegate nodes name (core/graph/call_delegate.h).
+  std::vector<std::string> delegate_calls;
 };
 
 // Throws brisk::Error (without the model; node and op where known) for whatever

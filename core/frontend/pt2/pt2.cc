@@ -37,12 +37,31 @@ auto guarded(const std::string& path, F&& f) -> decltype(f()) {
   }
 }
 
+// A delegate program calls regions whose compiled files the archive must carry; the
+// backend reads them at compile time, but a program that names files it lacks is a
+// broken archive, reported here with the program.
+void checkRegionFiles(const pt2::Archive& archive, const std::string& program, const std::string& region) {
+  for (const std::string& f : archive.aotiFiles(region))
+    if (f.size() > 3 && f.compare(f.size() - 3, 3, ".so") == 0) return;
+  throw Error("it calls the compiled region '" + region + "', but the archive has no AOTInductor library for it " +
+              "(no data/aotinductor/" + region + "/*.so): the delegate program does not match the archive's files");
+}
+
 }  // namespace
+
+std::string pt2DelegateProgram(const std::string& path) {
+  return guarded(path, [&] {
+    pt2::Archive archive(path);
+    for (const std::string& p : archive.programs())
+      if (!archive.loweredFrom(p).empty()) return p;
+    return std::string();
+  });
+}
 
 WeightMap readPt2Weights(const std::string& path, const Options& options) {
   return guarded(path, [&] {
     pt2::Archive archive(path);
-    auto state = archive.loadTensors(archive.choose(options.pt2_program));
+    auto state = archive.programState(archive.choose(options.pt2_program));
     return WeightMap(state.begin(), state.end());
   });
 }
@@ -58,7 +77,7 @@ FrontendResult loadPt2(const std::string& path, const Options& options, const We
     const pt2::Json json = archive.readJson("models/" + program + ".json");
     try {
       pt2::checkSchemaVersion(json);
-      auto state = archive.loadTensors(program);
+      auto state = archive.programState(program);
       std::vector<WeightInfo> weights = weightInfos(state);
       checkReplacements(weights, replacements, path);
       // Copies: the Module keeps `replacements` for every later swap, and a generation's
@@ -66,6 +85,7 @@ FrontendResult loadPt2(const std::string& path, const Options& options, const We
       // of a constant only it reads: core/kernels/releasable_constants.h).
       for (const auto& [name, t] : replacements) state[name] = t.clone();
       pt2::BuiltProgram built = pt2::buildGraph(json, state, path, options.optimize_numerics);
+      for (const std::string& region : built.delegate_calls) checkRegionFiles(archive, program, region);
       FrontendResult r{std::move(built.graph), Signature(path, std::move(built.args)), nullptr};
       r.weights = std::move(weights);
       return r;

@@ -19,6 +19,11 @@ bool isPt2Archive(const std::string& path);
 FrontendResult loadPt2(const std::string& path, const Options& options);
 FrontendResult loadPt2(const std::string& path, const Options& options, const WeightMap& replacements);
 
+// The first program (by name) of a NativeRT archive that runs regions compiled by
+// AOTInductor (package_nativert_with_aoti_delegate's "<model>-<backend id>"), or "" when
+// the archive has none. Throws as loadPt2 does for an unreadable archive.
+std::string pt2DelegateProgram(const std::string& path);
+
 // The named parameters, buffers and constants of the program Options::pt2_program
 // chooses, for swapping them into a Module loaded from another file of the same model.
 WeightMap readPt2Weights(const std::string& path, const Options& options);
