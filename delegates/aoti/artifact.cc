@@ -12,6 +12,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "core/common/error.h"
 #include "core/kernels/elf_check.h"
@@ -128,6 +129,19 @@ void Artifact::extract() {
                 "*.so)");
   if (const std::string problem = elfSharedObjectProblem(library_); !problem.empty())
     throw Error("'" + library_record_ + "' cannot be loaded: it " + problem);
+}
+
+void Artifact::checkFoldedWeight(const std::string& name, const at::Tensor& value) const {
+  const at::Tensor t = value.contiguous();
+  const size_t print = std::hash<std::string_view>{}(
+      std::string_view(static_cast<const char*>(t.data_ptr()), t.numel() * t.element_size()));
+  std::lock_guard<std::mutex> lock(folded_mu_);
+  auto [it, fresh] = folded_.try_emplace(name, print);
+  if (!fresh && it->second != print)
+    throw Error("weight '" + name + "' may be folded into the compiled region '" + region_ +
+                "': AOTInductor made constants of its own when it compiled (freezing packs weights into its own "
+                "copies), and no constant reads this weight in place, so a new value cannot reach it; lower the "
+                "model again with the new weights");
 }
 
 Artifact::~Artifact() {

@@ -8,7 +8,11 @@
 // One Artifact serves every Module generation of an archive (a weight swap compiles a
 // new generation over the same files): open() hands out the live one for the same
 // archive file and region. The directory is removed when the last user lets go.
+#include <ATen/core/Tensor.h>
+
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace brisk::aoti {
@@ -31,6 +35,13 @@ class Artifact {
   // "AVX512 AVX512_VNNI", as the metadata records it.
   const std::string& cpuIsa() const { return cpu_isa_; }
 
+  // A weight AOTInductor may have folded into one of the region's own constants when it
+  // compiled (freezing packs weights into its own layout): the library holds a copy made
+  // from the weight's value then, which no constant update can change. The first Module
+  // generation's value of `name` (the archive's) is recorded; a later one with another
+  // value (a weight swap) throws brisk::Error saying the region must be compiled again.
+  void checkFoldedWeight(const std::string& name, const at::Tensor& value) const;
+
  private:
   Artifact(std::string archive, std::string region) : archive_(std::move(archive)), region_(std::move(region)) {}
   void extract();
@@ -38,6 +49,8 @@ class Artifact {
 
   std::string archive_, region_;
   std::string dir_, library_, library_record_, cpu_isa_;
+  mutable std::mutex folded_mu_;
+  mutable std::map<std::string, size_t> folded_;  // weight name -> fingerprint of its first value
 };
 
 }  // namespace brisk::aoti

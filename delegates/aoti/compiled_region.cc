@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "core/common/error.h"
 #include "core/graph/call_delegate.h"
@@ -87,6 +88,7 @@ CompiledRegion::CompiledRegion(const Partition& p, std::shared_ptr<const Artifac
   std::unordered_map<std::string, const Value*> weight_of;
   for (size_t j = 0; j < weights.size(); ++j) weight_of[weights[j]] = call.input(count + j);
   const auto embedded = probe->extract_constants_map(false);
+  std::unordered_set<std::string> read_in_place;
   for (const auto& [name, fqn] : probe->getConstantNamesToOriginalFQNs()) {
     auto lib = embedded.find(name);
     auto w = weight_of.find(weightName(fqn));
@@ -96,20 +98,33 @@ CompiledRegion::CompiledRegion(const Partition& p, std::shared_ptr<const Artifac
       continue;
     }
     const at::Tensor& t = w->second->constant().toTensor();
-    if (lib != embedded.end() && (lib->second.sizes() != t.sizes() || lib->second.scalar_type() != t.scalar_type()))
-      throw Error("weight '" + w->first + "' is " + std::string(c10::toString(t.scalar_type())) + sizesText(t.sizes()) +
-                  " but the compiled region was built for " + c10::toString(lib->second.scalar_type()) +
-                  sizesText(lib->second.sizes()));
+    // A constant in another form than its weight (freezing packs linear and conv weights
+    // into opaque blocked tensors) is AOTInductor's own copy, made when it compiled.
+    const bool own_form = lib != embedded.end() &&
+                          (!lib->second.has_storage() || lib->second.layout() != c10::kStrided ||
+                           lib->second.sizes() != t.sizes() || lib->second.scalar_type() != t.scalar_type());
+    if (own_form) {
+      constants_[name] = lib->second;
+      continue;
+    }
     // In place when the layout agrees (a swapped-in weight may be another layout).
     constants_[name] = lib != embedded.end() && lib->second.strides() != t.strides() ? t.contiguous() : t;
+    read_in_place.insert(w->first);
     ++from_weights_;
   }
+  // AOTInductor's own constants may be folded from weights (freezing packs them, under
+  // other names): a weight no constant reads in place may live on inside one, where a
+  // new value cannot reach it.
+  if (from_weights_ < constants_.size())
+    for (const auto& [weight, v] : weight_of)
+      if (!read_in_place.count(weight)) artifact_->checkFoldedWeight(weight, v->constant().toTensor());
   if (from_weights_ < constants_.size()) embedded_ = std::move(probe);  // it owns the others' bytes
   // One container now: it shows whether AOTInductor reads the weights in place.
   std::unique_ptr<Container> first = makeContainer();
   shares_weights_ = true;
   for (const auto& [name, t] : first->extract_constants_map(false))
-    if (auto c = constants_.find(name); c != constants_.end() && t.data_ptr() != c->second.data_ptr())
+    if (auto c = constants_.find(name); c != constants_.end() && t.has_storage() && c->second.has_storage() &&
+                                        t.data_ptr() != c->second.data_ptr())
       shares_weights_ = false;
 }
 
@@ -163,6 +178,7 @@ std::string CompiledRegion::describe() const {
   std::string s = "AOTInductor region '" + artifact_->region() + "' (" + artifact_->cpuIsa() + "), " +
                   std::to_string(from_weights_) + " of " + std::to_string(constants_.size()) +
                   " constants are brisk's weights";
+  // The others are AOTInductor's: folded or packed when it compiled, from the library.
   s += shares_weights_ ? ", read in place" : ", copied by each container";
   return s + "; one container per Runtime";
 }

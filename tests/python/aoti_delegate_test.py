@@ -134,7 +134,7 @@ class WholeGraph(unittest.TestCase):
         path, ep, args = archive("mlp", True)
         with torch.no_grad():
             expected = ep.module()(*args)
-        m = brisk.load(path, inter_op_threads=2)
+        m = brisk.load(path, max_parallel_ops=2, inter_op_threads=2)  # the parallel executor
         futures = [m.run_async(*args) for _ in range(4)]
         for f in futures:
             assert_close(self, f.wait(), expected, "run_async")
@@ -173,6 +173,28 @@ class WholeGraph(unittest.TestCase):
             self.assertFalse(torch.allclose(m(*args), ep.module()(*args)), "the swap changed nothing")
         with self.assertRaisesRegex(brisk.Error, "fc1.weight"):
             m.swap_weights({"fc1.weight": torch.zeros(3, 3)})
+
+    def test_swap_of_a_weight_frozen_into_the_region_is_refused(self):
+        # Under freezing AOTInductor packs linear weights into constants of its own (other
+        # names, opaque layout): a new value cannot reach them, so the swap is refused and
+        # the module keeps serving the old weights.
+        z = models.MODELS["mlp"]()
+        args, _ = z.inputs
+        with torch.no_grad():
+            ep = torch.export.export(z.eager, tuple(args))
+            with torch._inductor.config.patch({"freezing": True}):
+                delegate_ep, files = lower_exported_program(ep, "model", "aoti")
+        path = os.path.join(TMP, "mlp.frozen.aoti.pt2")
+        package_nativert_with_aoti_delegate(path, "model", "aoti", ep, delegate_ep, files)
+        m = brisk.load(path)
+        (region,) = [d for d in details(m) if "AOTInductor" in d]
+        self.assertNotIn("6 of 6", region)  # some constants are AOTInductor's own
+        with torch.no_grad():
+            expected = ep.module()(*args)
+            assert_close(self, m(*args), expected, "frozen")
+            with self.assertRaisesRegex(brisk.Error, "may be folded into the compiled region"):
+                m.swap_weights({"fc1.weight": ep.state_dict["fc1.weight"] * 0.5})
+            assert_close(self, m(*args), expected, "after the refused swap")
 
     def test_weights_are_held_once(self):
         m = brisk.load(archive("mlp", True)[0])

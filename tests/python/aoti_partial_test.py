@@ -105,8 +105,9 @@ class UserPartitioner(unittest.TestCase):
         with torch.no_grad():
             assert_close(self, m(self.x), self.ep.module()(self.x), "original")
 
-    def test_threads(self):
-        m = brisk.load(self.path)
+    def test_threads_and_the_parallel_executor(self):
+        # The sum and the second linear layer read the chain's result independently.
+        m = brisk.load(self.path, max_parallel_ops=2, inter_op_threads=2)
         errors = []
 
         def worker(seed):

@@ -24,7 +24,7 @@ import compare  # noqa: E402  (its settings re-exec only happens when run as a s
 
 OUT = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "compare_out")
 CASES = "mlp:b1,inception_fork:b1"
-COMPILED = ("inductor", "aotinductor")
+COMPILED = ("inductor", "aotinductor", "brisk_aoti", "brisk_aoti_partial")
 # Under --config=asan (ASan's runtime preloaded into python3), OpenVINO cannot run: it
 # dlopens its TBB binding with RTLD_DEEPBIND, which the sanitizer runtime refuses. It is
 # another project's binary; the plain build runs it.
@@ -194,6 +194,8 @@ class CompiledQuickRun(unittest.TestCase):
         for name in COMPILED:
             assert_runs_or_says_why(self, report, r, name)
         self.assertIn("freezing", r["executors"]["inductor"]["source"])
+        self.assertIn("package_nativert_with_aoti_delegate", r["executors"]["brisk_aoti"]["source"])
+        self.assertIn("brisk.lower", r["executors"]["brisk_aoti_partial"]["source"])
 
 
 class Helpers(unittest.TestCase):
