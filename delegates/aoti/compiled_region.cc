@@ -126,6 +126,7 @@ CompiledRegion::CompiledRegion(const Partition& p, std::shared_ptr<const Artifac
     if (auto c = constants_.find(name); c != constants_.end() && t.has_storage() && c->second.has_storage() &&
                                         t.data_ptr() != c->second.data_ptr())
       shares_weights_ = false;
+  spare_ = std::move(first);  // the first Runtime's: made at load, as AOTInductor's own loader does
 }
 
 CompiledRegion::~CompiledRegion() = default;
@@ -137,7 +138,11 @@ std::unique_ptr<Container> CompiledRegion::makeContainer() const {
 
 std::unique_ptr<DelegateState> CompiledRegion::newState() const {
   auto s = std::make_unique<RegionState>();
-  s->container = makeContainer();
+  {
+    std::lock_guard<std::mutex> lock(spare_mu_);  // once per Runtime, never per call
+    s->container = std::move(spare_);
+  }
+  if (!s->container) s->container = makeContainer();
   s->inputs.reserve(operands_.size());
   return s;
 }

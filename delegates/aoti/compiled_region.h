@@ -2,13 +2,16 @@
 // One call into a region AOTInductor compiled (core/graph/call_delegate.h), run
 // through AOTInductor's model container over brisk's weights.
 //
-// Threads: one container per Runtime, made by the Runtime's first call (newState): a
-// container runs one call at a time, and brisk's Runtimes run at once. Each container
+// Threads: one container per Runtime (the first made at compile, the others by each
+// Runtime's first call, newState): a container runs one call at a time, and brisk's
+// Runtimes run at once. Each container
 // takes brisk's weight tensors as its constants (AOTInductor's external constants), so
 // the weights are held once however many Runtimes there are. A constant the program's
 // weights do not have (one AOTInductor made while compiling) comes from the library,
 // loaded once and shared by every container.
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,8 @@ class CompiledRegion final : public CompiledPartition {
   size_t from_weights_ = 0;    // of constants_, those that are brisk's weight tensors
   bool shares_weights_ = false;  // a container was seen to read them in place
   std::shared_ptr<Container> embedded_;  // owns the constants taken from the library
+  mutable std::mutex spare_mu_;
+  mutable std::unique_ptr<Container> spare_;  // made at compile, taken by the first Runtime
 };
 
 }  // namespace brisk::aoti

@@ -16,7 +16,7 @@ pt2_program="model". Like NativeRT's own lowering, the regions are compiled at t
 inputs' shapes, and so is the delegated program.
 
 The default partitioner measures rather than guesses: its candidates are the maximal
-connected runs of at least two pointwise operators and every recurrent layer (what
+chains of at least two pointwise operators (each the only reader of the one before) and every recurrent layer (what
 brisk's eager kernels run worst next to compiled code), and it keeps a candidate only
 when brisk with the candidate compiled by AOTInductor runs it at most `keep_ratio` of the
 time brisk's own kernels take (both timed here, on the example inputs).
@@ -52,7 +52,9 @@ def _recurrent(node):
 
 
 def _components(gm, member):
-    """Maximal sets of `member` nodes connected through direct producer -> reader edges."""
+    """Maximal sets of `member` nodes joined by producer -> reader edges where the reader is
+    the producer's only one: chains, which are always convex (a value read outside the
+    chain too, such as a residual, would make a path that leaves the region and returns)."""
     parent = {}
 
     def find(n):
@@ -66,7 +68,7 @@ def _components(gm, member):
         parent[n] = n
     for n in nodes:
         for a in n.all_input_nodes:
-            if a in parent:
+            if a in parent and len(a.users) == 1:
                 parent[find(a)] = find(n)
     groups = collections.OrderedDict()
     for n in nodes:
