@@ -58,7 +58,7 @@ def lower(ep, path, partitioner=None, **kwargs):
     node stays on brisk's kernels; brisk.load(path) runs it. `partitioner(gm)` tags nodes
     of ep.module() with node.meta["brisk_region"] = key; None measures candidates (runs of
     pointwise ops, recurrent layers) and keeps those AOTInductor runs faster. Returns one
-    record per region (key, nodes, ops, brisk_us, aoti_us, kept). Keyword options:
+    record per region (key, nodes, ops, brisk_us, aoti_us, kept, note). Keyword options:
     example_inputs=(args, kwargs), model_name, backend_id, keep_ratio, iters. See
     brisk/_lower.py and delegates/aoti/README.md."""
     from brisk import _lower  # torch.nativert and Inductor load only when asked for

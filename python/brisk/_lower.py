@@ -19,7 +19,8 @@ The default partitioner measures rather than guesses: its candidates are the max
 chains of at least two pointwise operators (each the only reader of the one before) and every recurrent layer (what
 brisk's eager kernels run worst next to compiled code), and it keeps a candidate only
 when brisk with the candidate compiled by AOTInductor runs it at most `keep_ratio` of the
-time brisk's own kernels take (both timed here, on the example inputs).
+time brisk's own kernels take (both timed here, on the example inputs), and then keeps
+the kept ones only if the whole program runs faster with them than without.
 """
 import collections
 import os
@@ -35,7 +36,9 @@ from torch.nativert.backends._lowered_aoti_module import LoweredBackendModule
 REGION_KEY = "brisk_region"
 RECURRENT = {"aten.lstm.input", "aten.gru.input", "aten.rnn_tanh.input", "aten.rnn_relu.input"}
 
-Region = collections.namedtuple("Region", ["key", "nodes", "ops", "brisk_us", "aoti_us", "kept"])
+# brisk_us / aoti_us: the candidate alone on brisk's kernels / compiled (measured only);
+# note: why a candidate that measured faster alone was not kept, else "".
+Region = collections.namedtuple("Region", ["key", "nodes", "ops", "brisk_us", "aoti_us", "kept", "note"])
 
 
 def _op_name(node):
@@ -174,7 +177,7 @@ def lower(ep, path, partitioner=None, *, example_inputs=None, model_name="model"
         else:
             files = lower_exported_program(sub_ep, model_name, backend_id)[1]
             keep = True
-        report.append(Region(key, names[key], ops[key], own, compiled, keep))
+        report.append(Region(key, names[key], ops[key], own, compiled, keep, ""))
         if keep:
             chosen.append((key, sub_ep, files))
 
@@ -211,4 +214,19 @@ def lower(ep, path, partitioner=None, *, example_inputs=None, model_name="model"
         delegated.recompile()
         programs[f"{model_name}-{backend_id}"] = torch.export.export(delegated, args, kwargs)
     package_pt2(path, exported_programs=programs, aoti_files=aoti_files or None)
+    if measured and chosen:
+        # In context: a region faster alone can still cost the whole program more, by
+        # taking nodes that brisk fuses with their neighbours (a residual add and relu
+        # joined to a convolution's oneDNN post-ops). The archive keeps its regions only
+        # when the whole program runs faster with them than without.
+        # (Module.benchmark takes positional inputs: a program with keyword inputs keeps
+        # what its candidates measured.)
+        if not kwargs:
+            whole_own = _median_us(brisk.load(path, pt2_program=model_name), args, iters)
+            whole_mixed = _median_us(brisk.load(path), args, iters)
+            if whole_mixed >= whole_own:
+                package_pt2(path, exported_programs={model_name: ep})
+                why = (f"the whole program ran {whole_mixed:.0f} us with the kept regions compiled and "
+                       f"{whole_own:.0f} us on brisk's kernels alone, so none is kept")
+                report = [r._replace(kept=False, note=why) if r.kept else r for r in report]
     return report

@@ -147,7 +147,10 @@ class DefaultPartitioner(unittest.TestCase):
         self.assertTrue(report, "no candidates: gru_encoder has a recurrent layer")
         for r in report:
             self.assertIsNotNone(r.brisk_us)
-            self.assertEqual(r.kept, r.aoti_us <= 0.9 * r.brisk_us, r)
+            if r.kept:
+                self.assertLessEqual(r.aoti_us, 0.9 * r.brisk_us, r)
+            elif r.aoti_us <= 0.9 * r.brisk_us:
+                self.assertIn("whole program", r.note, r)  # dropped in context
         m = brisk.load(path)
         self.assertEqual(len(regions(m)), sum(r.kept for r in report))
         with torch.no_grad():

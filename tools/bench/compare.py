@@ -677,9 +677,11 @@ def build_brisk_aoti(e, zoo, case, args, kwargs, workdir, partial):
         elif partial:
             report = brisk.lower(program, path)
             kept = [r for r in report if r.kept]
-            chosen = (f"; {len(kept)} of {len(report)} candidate regions compiled: " +
-                      ", ".join(f"{r.key} ({len(r.nodes)} nodes, {r.brisk_us:.0f} -> {r.aoti_us:.0f} us)"
-                                for r in report if r.kept) if report else "; no candidate regions")
+            chosen = (f"; {len(kept)} of {len(report)} candidate regions compiled" +
+                      "".join(f", {r.key} ({len(r.nodes)} nodes, {r.brisk_us:.0f} -> {r.aoti_us:.0f} us)"
+                              for r in kept) +
+                      "".join(f"; {n}" for n in {r.note for r in report if r.note}) if report
+                      else "; no candidate regions")
         else:
             with torch._inductor.config.patch(configs):
                 delegate, files = lower_exported_program(program, "model", "aoti")

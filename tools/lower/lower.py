@@ -58,7 +58,8 @@ def main(argv=None):
         timing = (f"brisk {r.brisk_us:.1f} us, brisk + AOTInductor {r.aoti_us:.1f} us"
                   if r.brisk_us is not None else "chosen by the partitioner")
         ops = ", ".join(sorted(set(o.replace("aten.", "").replace(".default", "") for o in r.ops)))
-        print(f"{r.key}: {len(r.nodes)} nodes ({ops}): {timing}: {'compiled' if r.kept else 'left to brisk'}")
+        verdict = "compiled" if r.kept else "left to brisk" + (f" ({r.note})" if r.note else "")
+        print(f"{r.key}: {len(r.nodes)} nodes ({ops}): {timing}: {verdict}")
     kept = sum(r.kept for r in report)
     print(f"wrote {out}: {kept} of {len(report)} candidate regions compiled by AOTInductor")
     return 0
