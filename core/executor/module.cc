@@ -36,6 +36,7 @@ struct Module::Source {
   Registries* registries;
   std::vector<WeightInfo> weights;
   WeightMap replaced;
+  std::string requested_program;  // the caller's pt2_program: other files are read with it
   std::atomic<uint64_t> version{0};
   std::mutex swap_mu;  // one swap at a time; runs never take it
 
@@ -189,6 +190,7 @@ std::shared_ptr<Module> Module::load(const std::string& path, const Options& opt
   source->path = absolutePath(path);
   source->stamp = fileStamp(source->path);
   source->registries = registries;
+  source->requested_program = options.pt2_program;
   source->options = withDelegateProgram(source->path, options, registries ? *registries : Registries::global());
   std::shared_ptr<Module> first = source->build({}, &source->weights);
   // The options in force: the program and backends a NativeRT archive chose.
@@ -234,7 +236,10 @@ void Module::swapWeightsFrom(const std::string& path) {
     throw Error(where, "cannot read the weights file " + path + ": it " + problem);
   WeightMap other;
   try {
-    other = isPt2Archive(path) ? readPt2Weights(path, options_) : readTorchScriptWeights(path);
+    // With the caller's program choice: the one a NativeRT archive made is its own name.
+    Options read = options_;
+    if (source_) read.pt2_program = source_->requested_program;
+    other = isPt2Archive(path) ? readPt2Weights(path, read) : readTorchScriptWeights(path);
   } catch (const Error& e) {
     throw Error(where, "cannot swap weights from " + path + ": " + e.message());
   }

@@ -174,6 +174,18 @@ class WholeGraph(unittest.TestCase):
         with self.assertRaisesRegex(brisk.Error, "fc1.weight"):
             m.swap_weights({"fc1.weight": torch.zeros(3, 3)})
 
+    def test_swap_weights_from_a_plain_export_of_the_model(self):
+        path, ep, args = archive("mlp", True)
+        m = brisk.load(path)
+        sd = {k: v * 0.5 if k == "fc2.weight" else v for k, v in ep.state_dict.items()}
+        changed = copy.deepcopy(ep.module())
+        changed.load_state_dict(sd, strict=False)
+        plain = os.path.join(TMP, "mlp.plain.pt2")
+        torch.export.save(torch.export.export(changed, tuple(args)), plain)
+        m.swap_weights(plain)
+        with torch.no_grad():
+            assert_close(self, m(*args), changed(*args), "swapped from a plain export")
+
     def test_swap_of_a_weight_frozen_into_the_region_is_refused(self):
         # Under freezing AOTInductor packs linear weights into constants of its own (other
         # names, opaque layout): a new value cannot reach them, so the swap is refused and
