@@ -17,7 +17,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import unittest
 import zipfile
 
@@ -30,6 +29,7 @@ import brisk  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import junit  # noqa: E402
+from aoti_checks import assert_close, check_threads  # noqa: E402
 
 torch.set_num_threads(1)
 ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
@@ -58,24 +58,6 @@ def archive(name, dynamic_batch=False):
         package_nativert_with_aoti_delegate(path, "model", "aoti", ep, delegate_ep, files)
         _ARCHIVES[key] = (path, ep, list(args))
     return _ARCHIVES[key]
-
-
-def flat(x):
-    if isinstance(x, torch.Tensor):
-        return [x]
-    if isinstance(x, dict):
-        return [t for k in sorted(x) for t in flat(x[k])]
-    return [t for v in x for t in flat(v)]
-
-
-def assert_close(test, got, expected, what):
-    g, e = flat(got), flat(expected)
-    test.assertEqual(len(g), len(e), what)
-    for i, (a, b) in enumerate(zip(g, e)):
-        test.assertEqual(a.shape, b.shape, f"{what}: output {i}")
-        scale = max(1.0, b.abs().max().item())
-        test.assertTrue(torch.allclose(a, b, rtol=1e-4, atol=1e-5 * scale),
-                        f"{what}: output {i}: max abs diff {(a - b).abs().max().item()}")
 
 
 def details(m):
@@ -138,25 +120,7 @@ class WholeGraph(unittest.TestCase):
         futures = [m.run_async(*args) for _ in range(4)]
         for f in futures:
             assert_close(self, f.wait(), expected, "run_async")
-        errors = []
-
-        def worker(seed):
-            try:
-                g = torch.Generator().manual_seed(seed)
-                x = torch.randn(args[0].shape, generator=g)
-                with torch.no_grad():
-                    want = ep.module()(x)
-                for _ in range(20):
-                    assert_close(self, m(x), want, f"thread {seed}")
-            except Exception as e:  # noqa: BLE001 - reported below
-                errors.append(e)
-
-        threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
+        check_threads(self, m, ep, args[0].shape)
 
     def test_swap_weights(self):
         path, ep, args = archive("mlp", True)

@@ -12,7 +12,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 import unittest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -22,6 +21,7 @@ import brisk  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import junit  # noqa: E402
+from aoti_checks import assert_close, check_threads  # noqa: E402
 
 torch.set_num_threads(1)
 ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
@@ -42,19 +42,6 @@ class Small(torch.nn.Module):
         h = h * torch.sigmoid(h) + torch.tanh(h) * 0.5 - h.abs() * 0.1
         h = torch.exp(-h * h) + h
         return self.l2(h), h.sum()
-
-
-def flat(x):
-    return [x] if isinstance(x, torch.Tensor) else [t for v in x for t in flat(v)]
-
-
-def assert_close(test, got, expected, what):
-    g, e = flat(got), flat(expected)
-    test.assertEqual(len(g), len(e), what)
-    for i, (a, b) in enumerate(zip(g, e)):
-        scale = max(1.0, b.abs().max().item())
-        test.assertTrue(torch.allclose(a, b, rtol=1e-4, atol=1e-5 * scale),
-                        f"{what}: output {i}: max abs diff {(a - b).abs().max().item()}")
 
 
 def regions(m):
@@ -108,24 +95,7 @@ class UserPartitioner(unittest.TestCase):
     def test_threads_and_the_parallel_executor(self):
         # The sum and the second linear layer read the chain's result independently.
         m = brisk.load(self.path, max_parallel_ops=2, inter_op_threads=2)
-        errors = []
-
-        def worker(seed):
-            try:
-                x = torch.randn(self.x.shape, generator=torch.Generator().manual_seed(seed))
-                with torch.no_grad():
-                    want = self.ep.module()(x)
-                for _ in range(20):
-                    assert_close(self, m(x), want, f"thread {seed}")
-            except Exception as e:  # noqa: BLE001 - reported below
-                errors.append(e)
-
-        threads = [threading.Thread(target=worker, args=(s,)) for s in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        self.assertEqual(errors, [])
+        check_threads(self, m, self.ep, self.x.shape)
 
     def test_swap_reaches_the_compiled_region(self):
         m = brisk.load(self.path)
