@@ -93,6 +93,22 @@ void Artifact::checkMetadata(const std::string& record, const std::string& text)
     refuse("for CPUs with " + cpu_isa_ + ", and this CPU lacks " + missing + " (compile it on, or for, this machine)");
 }
 
+// In chunks: the library carries the region's own constants (tens of MiB for a conv
+// net), and a copy of it in one piece would leave a hole of that size in the heap, which
+// the first runs then fault back in.
+void Artifact::writeLibrary(caffe2::serialize::PyTorchStreamReader& reader, const std::string& record) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::ofstream out(library_, std::ios::binary);
+  try {
+    auto chunks = reader.createChunkReaderIter(record, reader.getRecordSize(record), kChunk);
+    std::vector<char> buf(kChunk);
+    for (size_t n; (n = chunks.next(buf.data())) > 0;) out.write(buf.data(), static_cast<std::streamsize>(n));
+  } catch (const std::exception& e) {
+    throw Error("cannot read '" + record + "': " + describeException(e));
+  }
+  if (!out.flush()) throw Error("cannot write '" + library_ + "' (disk full?)");
+}
+
 void Artifact::extract() {
   std::unique_ptr<caffe2::serialize::PyTorchStreamReader> reader;
   try {
@@ -109,10 +125,9 @@ void Artifact::extract() {
     if (record.compare(0, prefix.size(), prefix) != 0) continue;
     const bool library = endsWith(record, ".so"), metadata = endsWith(record, "_metadata.json");
     if (!library && !metadata) continue;  // sources and build records: not needed to run
-    auto [data, size] = reader->getRecord(record);
-    const std::string text(static_cast<const char*>(data.get()), size);
     if (metadata) {
-      checkMetadata(record, text);
+      auto [data, size] = reader->getRecord(record);
+      checkMetadata(record, std::string(static_cast<const char*>(data.get()), size));
       continue;
     }
     if (!library_.empty())
@@ -120,9 +135,7 @@ void Artifact::extract() {
                   "'): the archive does not match what the delegate program expects");
     library_ = dir_ + "/" + baseName(record);
     library_record_ = record;
-    std::ofstream out(library_, std::ios::binary);
-    out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) throw Error("cannot write '" + library_ + "' (disk full?)");
+    writeLibrary(*reader, record);
   }
   if (library_.empty())
     throw Error("the archive has no AOTInductor library for the compiled region '" + region_ + "' (no " + prefix +

@@ -15,6 +15,10 @@
 #include <mutex>
 #include <string>
 
+namespace caffe2::serialize {
+class PyTorchStreamReader;
+}  // namespace caffe2::serialize
+
 namespace brisk::aoti {
 
 class Artifact {
@@ -45,6 +49,7 @@ class Artifact {
  private:
   Artifact(std::string archive, std::string region) : archive_(std::move(archive)), region_(std::move(region)) {}
   void extract();
+  void writeLibrary(caffe2::serialize::PyTorchStreamReader& reader, const std::string& record);
   void checkMetadata(const std::string& record, const std::string& text);
 
   std::string archive_, region_;
