@@ -1,11 +1,12 @@
 // Replays the fuzz findings' reproducers (corpus/, made by corpus/make_reproducers.py, and
 // PT2 archives (.pt2) saved from load_fuzz_test cases, named in README.md):
-// each damaged model in corpus/models and inputs file in corpus/inputs must be refused
-// at load with a brisk::Error naming it, and nothing else (no crash, no foreign
+// each damaged model in corpus/models and corpus/aoti and inputs file in corpus/inputs
+// must be refused at load with a brisk::Error naming it, and nothing else (no crash, no foreign
 // exception, no out-of-bounds read that a later kernel would make).
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -79,6 +80,43 @@ TEST(FuzzCorpus, DamagedModelsAreRefusedWithABriskError) {
 
 TEST(FuzzCorpus, DamagedInputsFilesAreRefusedWithABriskError) {
   expectAllRefused("inputs", FuzzTarget::kInputsFile, "inputs file '");
+}
+
+// NativeRT archives whose AOTInductor files are damaged (corpus/aoti): each is refused by
+// the aoti delegate before it maps the library, for the reason its name gives. With the
+// delegate's plugin in the runfiles the delegate program is the one loaded, so an archive
+// that loaded instead (its original program on brisk's kernels) fails here too.
+TEST(FuzzCorpus, DamagedAotiArchivesAreRefusedForTheirReason) {
+  const std::map<std::string, std::string> reason = {
+      {"built_for_aarch64.pt2", "was built for machine aarch64"},
+      {"built_for_another_isa.pt2", "was built for CPUs with SVE256"},
+      {"built_for_cuda.pt2", "was built for device 'cuda'"},
+      {"library_not_elf.pt2", "cannot be loaded: it"},
+      {"metadata_not_json.pt2", "is not valid JSON"},
+      {"no_library.pt2", "the delegate program does not match the archive's files"},
+      {"truncated_library.pt2", "cannot be loaded: it"},
+      {"two_libraries.pt2", "has two libraries"},
+  };
+  CaseGuard guard(std::chrono::seconds(60));
+  std::vector<std::string> files = corpusFiles("aoti");
+  EXPECT_EQ(files.size(), reason.size()) << "corpus/aoti and this test's list differ";
+  for (const std::string& file : files) {
+    const std::string name = std::filesystem::path(file).filename().string();
+    auto want = reason.find(name);
+    if (want == reason.end()) {
+      ADD_FAILURE() << file << ": not in this test's list";
+      continue;
+    }
+    guard.begin(file);
+    try {
+      FuzzOutcome out = runFuzzCase(readFileBytes(file), FuzzTarget::kModelArchive, emptyContext());
+      EXPECT_FALSE(out.loaded) << file << " loaded";
+      EXPECT_NE(out.error.find(want->second), std::string::npos) << file << ": " << out.error;
+    } catch (const FuzzFinding& f) {
+      ADD_FAILURE() << file << ": " << f.what();
+    }
+    guard.end();
+  }
 }
 
 // The file names of a BUILD list passed in `env` ($(rootpaths ...): space-separated).
