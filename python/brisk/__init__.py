@@ -41,11 +41,14 @@ Error = _brisk.Error
 Module = _brisk.Module
 Future = _brisk.Future
 
-__all__ = ["Error", "Future", "Module", "load", "lower"]
+__all__ = ["Error", "Future", "Module", "WHOLE_PROGRAM", "load", "lower"]
+
+WHOLE_PROGRAM = "whole_program"  # brisk.lower's record for the program compiled whole
 
 
 def load(path, **options):
-    """Loads a TorchScript file (torch.jit.save output) into a brisk Module.
+    """Loads a TorchScript file (torch.jit.save output) or a PT2 archive (torch.export's
+    package_pt2, or NativeRT's AOTInductor-delegated archive) into a brisk Module.
 
     Keyword options are brisk::Options fields (README "Options"); raises brisk.Error.
     """
@@ -57,9 +60,11 @@ def lower(ep, path, partitioner=None, **kwargs):
     (NativeRT's format) in which each is a call into its compiled files and every other
     node stays on brisk's kernels; brisk.load(path) runs it. `partitioner(gm)` tags nodes
     of ep.module() with node.meta["brisk_region"] = key; None measures candidates (runs of
-    pointwise ops, recurrent layers) and keeps those AOTInductor runs faster. Returns one
-    record per region (key, nodes, ops, brisk_us, aoti_us, kept, note). Keyword options:
-    example_inputs=(args, kwargs), model_name, backend_id, keep_ratio, iters. See
+    pointwise ops, recurrent layers) and keeps those AOTInductor runs faster, then writes
+    the fastest of brisk alone, the kept regions and (whole_program=True) the program
+    compiled whole. Returns one record per region (key, nodes, ops, brisk_us, aoti_us,
+    kept, note), the last one keyed WHOLE_PROGRAM when it was tried. Keyword options:
+    example_inputs=(args, kwargs), model_name, backend_id, keep_ratio, iters, whole_program. See
     brisk/_lower.py and delegates/aoti/README.md."""
     from brisk import _lower  # torch.nativert and Inductor load only when asked for
     return _lower.lower(ep, path, partitioner, **kwargs)

@@ -19,12 +19,18 @@ The default partitioner measures rather than guesses: its candidates are the max
 chains of at least two pointwise operators (each the only reader of the one before) and every recurrent layer (what
 brisk's eager kernels run worst next to compiled code), and it keeps a candidate only
 when brisk with the candidate compiled by AOTInductor runs it at most `keep_ratio` of the
-time brisk's own kernels take (both timed here, on the example inputs), and then keeps
-the kept ones only if the whole program runs faster with them than without.
+time brisk's own kernels take (both timed here, on the example inputs). Then it times the
+whole program three ways: on brisk's kernels alone, with the kept regions compiled, and
+(`whole_program=True`, the default) compiled whole by NativeRT's own lowering, the
+archive `package_nativert_with_aoti_delegate` writes; the archive is the fastest. Every
+compile runs under the ambient `torch._inductor.config` (patch it to change what
+AOTInductor generates).
 """
 import collections
 import os
+import statistics
 import tempfile
+import time
 
 import torch
 from torch.export.pt2_archive._package import package_pt2
@@ -32,6 +38,8 @@ from torch.fx.passes.utils.fuser_utils import fuse_by_partitions, validate_parti
 from torch.nativert.backends._lower_utils import (
     lower_exported_program, package_nativert_with_aoti_delegate)
 from torch.nativert.backends._lowered_aoti_module import LoweredBackendModule
+
+from brisk import WHOLE_PROGRAM
 
 REGION_KEY = "brisk_region"
 RECURRENT = {"aten.lstm.input", "aten.gru.input", "aten.rnn_tanh.input", "aten.rnn_relu.input"}
@@ -109,8 +117,20 @@ def _capture_inputs(gm, subs, args, kwargs):
     return [seen[i] for i in range(len(subs))]
 
 
-def _median_us(module, inputs, iters):
-    return module.benchmark(list(inputs), warmup=max(3, iters // 10), iters=iters)["p50_us"]
+def _median_us(module, args, kwargs, iters):
+    """Median µs of `module` on the inputs: timed in C++ (Module.benchmark) for positional
+    inputs, from Python for keyword ones (Module.benchmark takes positional inputs only)."""
+    warmup = max(3, iters // 10)
+    if not kwargs:
+        return module.benchmark(list(args), warmup=warmup, iters=iters)["p50_us"]
+    for _ in range(warmup):
+        module(*args, **kwargs)
+    times = []
+    for _ in range(iters):
+        t = time.perf_counter_ns()
+        module(*args, **kwargs)
+        times.append((time.perf_counter_ns() - t) / 1e3)
+    return statistics.median(times)
 
 
 def _measure(sub_ep, inputs, iters, brisk_module):
@@ -120,8 +140,8 @@ def _measure(sub_ep, inputs, iters, brisk_module):
     with tempfile.TemporaryDirectory(prefix="brisk_lower.") as d:
         path = os.path.join(d, "candidate.pt2")
         package_nativert_with_aoti_delegate(path, "model", "aoti", sub_ep, delegate_ep, files)
-        own = _median_us(brisk_module.load(path, pt2_program="model"), inputs, iters)
-        compiled = _median_us(brisk_module.load(path), inputs, iters)
+        own = _median_us(brisk_module.load(path, pt2_program="model"), inputs, {}, iters)
+        compiled = _median_us(brisk_module.load(path), inputs, {}, iters)
     return own, compiled, files
 
 
@@ -135,11 +155,13 @@ def default_partitioner(gm):
 
 
 def lower(ep, path, partitioner=None, *, example_inputs=None, model_name="model", backend_id="aoti",
-          keep_ratio=0.9, iters=50):
+          keep_ratio=0.9, iters=50, whole_program=True):
     """Writes the archive at `path`; returns one Region per candidate (its nodes, ops, the
     two timings when measured, and whether it was compiled). `partitioner(gm)` tags nodes
     of gm = ep.module() with node.meta["brisk_region"] = key: each key's nodes become one
-    region, all compiled (no measurement). None: the measured default partitioner."""
+    region, all compiled (no measurement). None: the measured default partitioner, which
+    with `whole_program` also times the program compiled whole (the last Region, key
+    "whole_program") and writes that archive when it is the fastest of the three."""
     import brisk  # noqa: PLC0415 - the package that imports this module
     if not isinstance(ep, torch.export.ExportedProgram):
         raise brisk.Error(f"brisk.lower: expected a torch.export.ExportedProgram, got {type(ep).__name__}")
@@ -214,19 +236,52 @@ def lower(ep, path, partitioner=None, *, example_inputs=None, model_name="model"
         delegated.recompile()
         programs[f"{model_name}-{backend_id}"] = torch.export.export(delegated, args, kwargs)
     package_pt2(path, exported_programs=programs, aoti_files=aoti_files or None)
-    if measured and chosen:
-        # In context: a region faster alone can still cost the whole program more, by
-        # taking nodes that brisk fuses with their neighbours (a residual add and relu
-        # joined to a convolution's oneDNN post-ops). The archive keeps its regions only
-        # when the whole program runs faster with them than without.
-        # (Module.benchmark takes positional inputs: a program with keyword inputs keeps
-        # what its candidates measured.)
-        if not kwargs:
-            whole_own = _median_us(brisk.load(path, pt2_program=model_name), args, iters)
-            whole_mixed = _median_us(brisk.load(path), args, iters)
-            if whole_mixed >= whole_own:
-                package_pt2(path, exported_programs={model_name: ep})
-                why = (f"the whole program ran {whole_mixed:.0f} us with the kept regions compiled and "
-                       f"{whole_own:.0f} us on brisk's kernels alone, so none is kept")
-                report = [r._replace(kept=False, note=why) if r.kept else r for r in report]
+    if measured:
+        report = _pick_in_context(ep, path, report, args, kwargs, iters, whole_program, model_name, backend_id)
+    return report
+
+
+def _pick_in_context(ep, path, report, args, kwargs, iters, whole_program, model_name, backend_id):
+    """The measured partitioner's last step: the whole program on brisk's kernels alone,
+    with the kept regions compiled (the archive at `path`), and, with `whole_program`,
+    compiled whole as NativeRT's own lowering does; the archive becomes the fastest.
+
+    A region faster alone can still cost the whole program more, by taking nodes that
+    brisk fuses with their neighbours (a residual add and relu joined to a convolution's
+    oneDNN post-ops); and a program of many small regions can run faster as one compiled
+    region than as any mix of compiled regions and brisk's kernels."""
+    import brisk  # noqa: PLC0415
+    own = _median_us(brisk.load(path, pt2_program=model_name), args, kwargs, iters)
+    times = {"brisk": own}
+    if any(r.kept for r in report):
+        times["regions"] = _median_us(brisk.load(path), args, kwargs, iters)
+    whole, failed = None, ""
+    if whole_program:
+        fd, whole = tempfile.mkstemp(prefix="brisk_lower.", suffix=".pt2", dir=os.path.dirname(path) or ".")
+        os.close(fd)
+        try:
+            delegate_ep, files = lower_exported_program(ep, model_name, backend_id)
+            package_nativert_with_aoti_delegate(whole, model_name, backend_id, ep, delegate_ep, files)
+            times["whole"] = _median_us(brisk.load(whole), args, kwargs, iters)
+        except Exception as e:  # noqa: BLE001 - a program AOTInductor cannot compile whole keeps the other choices
+            failed = f"AOTInductor could not compile the whole program: {type(e).__name__}: {str(e).splitlines()[0]}"
+    best = min(times, key=times.get)
+    try:
+        if best == "whole":
+            os.replace(whole, path)
+        elif best == "brisk" and "regions" in times:
+            package_pt2(path, exported_programs={model_name: ep})
+    finally:
+        if whole and os.path.exists(whole):
+            os.unlink(whole)
+    spelled = {"brisk": "on brisk's kernels alone", "regions": "with the kept regions compiled",
+               "whole": "compiled whole"}
+    why = ", ".join(f"{times[k]:.0f} us {spelled[k]}" for k in times)
+    if best != "regions":
+        report = [r._replace(kept=False, note=f"the whole program ran {why}") if r.kept else r for r in report]
+    if whole_program:
+        calls = [n for n in ep.graph_module.graph.nodes if n.op == "call_function"]
+        note = failed or ("" if best == "whole" else f"the whole program ran {why}")
+        report.append(Region(WHOLE_PROGRAM, [n.name for n in calls], [_op_name(n) for n in calls], own,
+                             times.get("whole"), best == "whole", note))
     return report

@@ -3,7 +3,8 @@
 Checked against ep.module() of the original program: a partitioner of the user's that
 tags nodes (a linear layer and an elementwise chain of a small model; a zoo model's
 recurrent layer), the measured default partitioner (its report says what it timed and
-kept, and the archive runs what it kept), repeated runs with other values, inputs left
+kept, with and without the program compiled whole as a choice, and the archive runs what
+it kept), repeated runs with other values, inputs left
 unchanged, several threads, a weight swap, the original program of the same archive, and
 bad calls (not an ExportedProgram, a tagged placeholder) as brisk.Error.
 """
@@ -108,6 +109,24 @@ class UserPartitioner(unittest.TestCase):
 
 
 class DefaultPartitioner(unittest.TestCase):
+    def check_report(self, report, whole_program):
+        cands = [r for r in report if r.key != brisk.WHOLE_PROGRAM]
+        whole = [r for r in report if r.key == brisk.WHOLE_PROGRAM]
+        self.assertEqual(len(whole), 1 if whole_program else 0, report)
+        for r in cands:
+            self.assertIsNotNone(r.brisk_us)
+            if r.kept:
+                self.assertLessEqual(r.aoti_us, 0.9 * r.brisk_us, r)
+            elif r.aoti_us <= 0.9 * r.brisk_us:
+                self.assertIn("whole program", r.note, r)  # dropped in context
+        if whole and whole[0].kept:
+            self.assertLess(whole[0].aoti_us, whole[0].brisk_us, whole[0])
+            self.assertFalse(any(r.kept for r in cands), report)
+            return 1
+        if whole:
+            self.assertIn("whole program ran", whole[0].note, whole[0])
+        return sum(r.kept for r in cands)
+
     def test_measures_and_keeps_what_it_measured_faster(self):
         z = models.MODELS["gru_encoder"]()
         args, kwargs = z.inputs
@@ -115,16 +134,22 @@ class DefaultPartitioner(unittest.TestCase):
         path = os.path.join(TMP, "gru.pt2")
         report = brisk.lower(ep, path, iters=20)
         self.assertTrue(report, "no candidates: gru_encoder has a recurrent layer")
-        for r in report:
-            self.assertIsNotNone(r.brisk_us)
-            if r.kept:
-                self.assertLessEqual(r.aoti_us, 0.9 * r.brisk_us, r)
-            elif r.aoti_us <= 0.9 * r.brisk_us:
-                self.assertIn("whole program", r.note, r)  # dropped in context
+        compiled = self.check_report(report, True)
         m = brisk.load(path)
-        self.assertEqual(len(regions(m)), sum(r.kept for r in report))
+        self.assertEqual(len(regions(m)), compiled)
         with torch.no_grad():
             assert_close(self, m(*args, **kwargs), ep.module()(*args, **kwargs), "gru_encoder")
+
+    def test_without_the_whole_program(self):
+        torch.manual_seed(1)
+        x = torch.randn(8, 64)
+        ep = torch.export.export(Small().eval(), (x,))
+        path = os.path.join(TMP, "small_regions.pt2")
+        report = brisk.lower(ep, path, iters=10, whole_program=False)
+        m = brisk.load(path)
+        self.assertEqual(len(regions(m)), self.check_report(report, False))
+        with torch.no_grad():
+            assert_close(self, m(x), ep.module()(x), "small")
 
 
 class BadCalls(unittest.TestCase):

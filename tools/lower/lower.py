@@ -35,6 +35,8 @@ def main(argv=None):
                    help="the default partitioner keeps a region that brisk + AOTInductor runs in at most this "
                         "fraction of brisk's time (default 0.9)")
     p.add_argument("--iters", type=int, default=50, help="timed runs per measurement (default 50)")
+    p.add_argument("--no-whole-program", dest="whole_program", action="store_false",
+                   help="the default partitioner does not also try the program compiled whole")
     a = p.parse_args(argv)
     # Bazel runs the tool from its runfiles; paths are the caller's.
     cwd = os.environ.get("BUILD_WORKING_DIRECTORY", os.getcwd())
@@ -50,18 +52,22 @@ def main(argv=None):
         if a.inputs:
             d = torch.load(os.path.join(cwd, a.inputs))
             example = (d["args"], d.get("kwargs", {}))
-        report = brisk.lower(ep, out, partitioner, example_inputs=example, keep_ratio=a.keep_ratio, iters=a.iters)
+        report = brisk.lower(ep, out, partitioner, example_inputs=example, keep_ratio=a.keep_ratio, iters=a.iters,
+                             whole_program=a.whole_program)
     except Exception as e:  # noqa: BLE001 - one line for any bad input, as the brisk CLI
         print(f"brisk-lower: error: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
         return 2
     for r in report:
-        timing = (f"brisk {r.brisk_us:.1f} us, brisk + AOTInductor {r.aoti_us:.1f} us"
-                  if r.brisk_us is not None else "chosen by the partitioner")
+        timing = ("chosen by the partitioner" if r.brisk_us is None else
+                  f"brisk {r.brisk_us:.1f} us" + (f", brisk + AOTInductor {r.aoti_us:.1f} us" if r.aoti_us else ""))
         ops = ", ".join(sorted(set(o.replace("aten.", "").replace(".default", "") for o in r.ops)))
         verdict = "compiled" if r.kept else "left to brisk" + (f" ({r.note})" if r.note else "")
         print(f"{r.key}: {len(r.nodes)} nodes ({ops}): {timing}: {verdict}")
-    kept = sum(r.kept for r in report)
-    print(f"wrote {out}: {kept} of {len(report)} candidate regions compiled by AOTInductor")
+    regions = [r for r in report if r.key != brisk.WHOLE_PROGRAM]
+    if any(r.kept for r in report if r.key == brisk.WHOLE_PROGRAM):
+        print(f"wrote {out}: the whole program compiled by AOTInductor")
+    else:
+        print(f"wrote {out}: {sum(r.kept for r in regions)} of {len(regions)} candidate regions compiled by AOTInductor")
     return 0
 
 
