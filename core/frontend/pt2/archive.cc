@@ -102,9 +102,12 @@ at::Tensor Archive::storageBytes(const std::string& record) {
   auto it = storages_.find(record);
   if (it != storages_.end()) return it->second;
   if (!reader_->hasRecord(record)) throw Error("the PT2 archive has no record '" + record + "'");
-  auto [data, size] = reader_->getRecord(record);
+  // Read into the tensor itself: a copy out of a buffer of the reader's would double the
+  // load's peak, and leave a freed hole beside every weight for the runs to fault back in.
+  const size_t size = reader_->getRecordSize(record);
   at::Tensor bytes = at::empty({static_cast<int64_t>(size)}, at::kByte);
-  if (size) std::memcpy(bytes.data_ptr(), data.get(), size);
+  if (size && reader_->getRecord(record, bytes.data_ptr(), size) != size)
+    throw Error("the PT2 archive's record '" + record + "' is shorter than its header says");
   storages_.emplace(record, bytes);
   return bytes;
 }
