@@ -97,7 +97,9 @@ void Artifact::checkMetadata(const std::string& record, const std::string& text)
 // net), and a copy of it in one piece would leave a hole of that size in the heap, which
 // the first runs then fault back in.
 void Artifact::writeLibrary(caffe2::serialize::PyTorchStreamReader& reader, const std::string& record) {
-  constexpr size_t kChunk = size_t{1} << 20;
+  // Below glibc's first mmap threshold (128 KiB): a freed mmapped buffer would raise the
+  // threshold, and the runs' large blocks would then come from the heap, to stay.
+  constexpr size_t kChunk = size_t{64} << 10;
   std::ofstream out(library_, std::ios::binary);
   try {
     auto chunks = reader.createChunkReaderIter(record, reader.getRecordSize(record), kChunk);

@@ -276,7 +276,7 @@ def _pick_in_context(ep, path, report, args, kwargs, iters, whole_program, model
             os.unlink(whole)
     spelled = {"brisk": "on brisk's kernels alone", "regions": "with the kept regions compiled",
                "whole": "compiled whole"}
-    why = ", ".join(f"{times[k]:.0f} us {spelled[k]}" for k in times)
+    why = ", ".join(f"{times[k]:.{0 if times[k] >= 100 else 2}f} us {spelled[k]}" for k in times)
     if best != "regions":
         report = [r._replace(kept=False, note=f"the whole program ran {why}") if r.kept else r for r in report]
     if whole_program:

@@ -662,8 +662,8 @@ def build_aotinductor(e, zoo, case, args, kwargs, workdir):
 def build_brisk_aoti(e, zoo, case, args, kwargs, workdir, partial):
     """brisk on a NativeRT archive with AOTInductor-compiled code: the whole program
     (PyTorch's own lowering, under the aotinductor row's inductor configs, so the two rows
-    run the same generated code), or the regions brisk.lower's measured default
-    partitioner keeps. Compile time is recorded as load time, as for aotinductor."""
+    run the same generated code), or what brisk.lower's measured default partitioner
+    writes under the same configs (kept regions, the whole program, or neither). Compile time is recorded as load time, as for aotinductor."""
     import brisk
     from torch.nativert.backends._lower_utils import lower_exported_program, package_nativert_with_aoti_delegate
     module, _ = load_eager(zoo, case)
@@ -675,10 +675,13 @@ def build_brisk_aoti(e, zoo, case, args, kwargs, workdir, partial):
         if os.path.exists(path):  # the memory process reuses the timing process's archive
             chosen = "; archive of the timing run"
         elif partial:
-            report = brisk.lower(program, path)
+            # Under the aotinductor row's configs, as the whole-graph row: every region, and
+            # the whole-program candidate, is then the code that row runs.
+            with torch._inductor.config.patch(configs):
+                report = brisk.lower(program, path)
             kept = [r for r in report if r.kept]
-            chosen = (f"; {len(kept)} of {len(report)} candidate regions compiled" +
-                      "".join(f", {r.key} ({len(r.nodes)} nodes, {r.brisk_us:.0f} -> {r.aoti_us:.0f} us)"
+            chosen = (f"; {len(kept)} of {len(report)} candidates compiled" +
+                      "".join(f", {r.key} ({len(r.nodes)} nodes, {r.brisk_us:.1f} -> {r.aoti_us:.1f} us)"
                               for r in kept) +
                       "".join(f"; {n}" for n in {r.note for r in report if r.note}) if report
                       else "; no candidate regions")
