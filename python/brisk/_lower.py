@@ -264,7 +264,8 @@ def _pick_in_context(ep, path, report, args, kwargs, iters, whole_program, model
             package_nativert_with_aoti_delegate(whole, model_name, backend_id, ep, delegate_ep, files)
             times["whole"] = _median_us(brisk.load(whole), args, kwargs, iters)
         except Exception as e:  # noqa: BLE001 - a program AOTInductor cannot compile whole keeps the other choices
-            failed = f"AOTInductor could not compile the whole program: {type(e).__name__}: {str(e).splitlines()[0]}"
+            first = (str(e).splitlines() or [""])[0]
+            failed = f"AOTInductor could not compile the whole program: {type(e).__name__}: {first}"
     best = min(times, key=times.get)
     try:
         if best == "whole":

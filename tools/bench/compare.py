@@ -663,7 +663,8 @@ def build_brisk_aoti(e, zoo, case, args, kwargs, workdir, partial):
     """brisk on a NativeRT archive with AOTInductor-compiled code: the whole program
     (PyTorch's own lowering, under the aotinductor row's inductor configs, so the two rows
     run the same generated code), or what brisk.lower's measured default partitioner
-    writes under the same configs (kept regions, the whole program, or neither). Compile time is recorded as load time, as for aotinductor."""
+    writes under the same configs (kept regions, the whole program, or neither). Compile
+    time is recorded as load time, as for aotinductor."""
     import brisk
     from torch.nativert.backends._lower_utils import lower_exported_program, package_nativert_with_aoti_delegate
     module, _ = load_eager(zoo, case)

@@ -67,7 +67,8 @@ def main(argv=None):
     if any(r.kept for r in report if r.key == brisk.WHOLE_PROGRAM):
         print(f"wrote {out}: the whole program compiled by AOTInductor")
     else:
-        print(f"wrote {out}: {sum(r.kept for r in regions)} of {len(regions)} candidate regions compiled by AOTInductor")
+        kept = sum(r.kept for r in regions)
+        print(f"wrote {out}: {kept} of {len(regions)} candidate regions compiled by AOTInductor")
     return 0
 
 
