@@ -4,28 +4,19 @@
 // cannot follow it, a sub-block's result), and only through alias edges: a fresh result
 // (neg) does not make its input escape; a view does; an op without a schema is assumed
 // to alias every input.
-#include <ATen/core/jit_type.h>
 #include <gtest/gtest.h>
-#include <torch/csrc/jit/runtime/operator.h>
 
 #include <vector>
 
 #include "core/graph/escape_analysis.h"
 #include "core/graph/graph.h"
+#include "tests/core/hand_built_ir.h"
 
 namespace brisk {
 namespace {
 
-const c10::FunctionSchema* schemaOf(const char* literal) {
-  auto op = torch::jit::getOperatorForLiteral(literal);
-  if (!op) throw std::runtime_error(std::string("no operator ") + literal);
-  return &op->schema();
-}
-
-Node* neg(Block* b, Value* x, const char* name) {
-  return b->appendNode(
-      {"aten::neg", "", schemaOf("aten::neg(Tensor self) -> Tensor"), {x}, {{c10::TensorType::get(), name}}});
-}
+using testing::neg;
+using testing::schemaOf;
 
 Node* view(Graph& g, Value* x, const char* name) {
   Value* size = g.addConstant(c10::IValue(std::vector<int64_t>{-1}), c10::ListType::ofInts());
@@ -97,19 +88,10 @@ TEST(EscapeAnalysis, SubBlockResultsEscape) {
   // out = If(c) { neg(x) } else { x }: the then-block's result escapes (a loop-carried
   // value must not be overwritten while the next iteration reads it), and with it x,
   // which the If node's schema-less edges carry.
-  Graph g("if");
-  Value* c = g.top()->addParam(c10::BoolType::get(), "c");
-  Value* x = g.top()->addParam(c10::TensorType::get(), "x");
-  Node* n = g.top()->appendNode({"prim::If", "", nullptr, {c}, {{c10::TensorType::get(), "out"}}});
-  Block* then_b = n->addBlock();
-  Node* inner = neg(then_b, x, "inner");
-  then_b->addReturn(inner->output(0));
-  Block* else_b = n->addBlock();
-  else_b->addReturn(x);
-  Node* z = neg(g.top(), n->output(0), "z");
-  g.top()->addReturn(z->output(0));
-  g.finalize();
-  const std::vector<uint8_t> e = findEscapingValues(g);
+  testing::IfGraph m;
+  const std::vector<uint8_t> e = findEscapingValues(m.g);
+  Value* x = m.x;
+  Node *n = m.n, *inner = m.inner;
   EXPECT_TRUE(e[inner->output(0)->id()]);
   EXPECT_TRUE(e[x->id()]);  // returned by the else-block
   EXPECT_FALSE(e[n->output(0)->id()]);  // read only by neg, which makes a fresh tensor

@@ -4,29 +4,21 @@
 // unless the plan retains it or the block returns it; an output nothing reads dies right
 // after its producer; constants and outer values are not the block's.
 #include <ATen/ATen.h>
-#include <ATen/core/jit_type.h>
 #include <gtest/gtest.h>
-#include <torch/csrc/jit/runtime/operator.h>
 
 #include <algorithm>
 #include <vector>
 
 #include "core/graph/graph.h"
 #include "core/graph/liveness.h"
+#include "tests/core/hand_built_ir.h"
 
 namespace brisk {
 namespace {
 
 using Steps = std::vector<uint32_t>;
-
-const c10::FunctionSchema* schemaOf(const char* literal) {
-  return &torch::jit::getOperatorForLiteral(literal)->schema();
-}
-
-Node* neg(Block* b, Value* x, const char* name) {
-  return b->appendNode(
-      {"aten::neg", "", schemaOf("aten::neg(Tensor self) -> Tensor"), {x}, {{c10::TensorType::get(), name}}});
-}
+using testing::neg;
+using testing::schemaOf;
 
 Node* mul(Block* b, Value* x, Value* y, const char* name) {
   return b->appendNode({"aten::mul", "Tensor", schemaOf("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor"),
@@ -120,29 +112,20 @@ TEST(BlockLiveness, ConstantsAreNotTheBlocksValues) {
 TEST(BlockLiveness, ASubBlocksReadsAreItsStepsReads) {
   // y = neg(x); out = If(c) { neg(y) } else { x }; z = neg(out): y and x are read by the
   // If's step (inside its blocks), so both live through step 1 and die after it.
-  Graph g("if");
-  Value* c = g.top()->addParam(c10::BoolType::get(), "c");
-  Value* x = g.top()->addParam(c10::TensorType::get(), "x");
-  Node* y = neg(g.top(), x, "y");
-  Node* n = g.top()->appendNode({"prim::If", "", nullptr, {c}, {{c10::TensorType::get(), "out"}}});
-  Block* then_b = n->addBlock();
-  Node* inner = neg(then_b, y->output(0), "inner");
-  then_b->addReturn(inner->output(0));
-  Block* else_b = n->addBlock();
-  else_b->addReturn(x);
-  Node* z = neg(g.top(), n->output(0), "z");
-  g.top()->addReturn(z->output(0));
-  g.finalize();
+  testing::IfGraph m(/*before=*/true);
+  Graph& g = m.g;
+  Value *c = m.c, *x = m.x, *y = m.y;
+  Node* inner = m.inner;
   BlockLiveness l(*g.top(), noneRetained(g));
   ASSERT_EQ(l.numSteps(), 3u);  // the inner node is part of the If's step
   const std::vector<const Value*>& reads = l.reads(1);
   EXPECT_NE(std::find(reads.begin(), reads.end(), x), reads.end());
-  EXPECT_NE(std::find(reads.begin(), reads.end(), y->output(0)), reads.end());
+  EXPECT_NE(std::find(reads.begin(), reads.end(), y), reads.end());
   EXPECT_NE(std::find(reads.begin(), reads.end(), inner->output(0)), reads.end());  // a block return
   EXPECT_EQ(l.find(x->id())->readers, (Steps{0, 1}));
-  EXPECT_EQ(l.find(y->output(0)->id())->last_use, 1u);
+  EXPECT_EQ(l.find(y->id())->last_use, 1u);
   EXPECT_EQ(l.find(inner->output(0)->id()), nullptr);  // the inner block's, not this one's
-  Steps after_if = {c->id(), x->id(), y->output(0)->id()};  // the condition is the If's input
+  Steps after_if = {c->id(), x->id(), y->id()};  // the condition is the If's input
   std::sort(after_if.begin(), after_if.end());
   EXPECT_EQ(l.releasedAfter(1), after_if);
 }
