@@ -1,6 +1,6 @@
 // prim::If and prim::Loop: higher-order kernels that run their sub-blocks (compiled
-// into the same plan, sharing the Runtime's slot array) with the serial executor.
-#include "core/executor/execution_plan.h"
+// into the same plan, sharing the Runtime's slot array) through their BlockRunners.
+#include "core/kernels/block_runner.h"
 #include "core/graph/graph.h"
 #include "core/kernels/core_kernel_sets.h"
 #include "core/kernels/kernel_registry.h"
@@ -11,55 +11,48 @@ namespace {
 
 class IfKernel final : public Kernel {
  public:
-  IfKernel(const ExecBlock* then_block, const ExecBlock* else_block)
+  IfKernel(const BlockRunner* then_block, const BlockRunner* else_block)
       : Kernel(KernelKind::kNative), then_(then_block), else_(else_block) {}
 
-  void run(KernelContext& ctx) const override {
-    const ExecBlock& b = ctx.input(0).toBool() ? *then_ : *else_;
-    Runtime& rt = ctx.runtime();
-    rt.runBlock(b);
-    for (size_t i = 0; i < b.returns.size(); ++i) ctx.output(i) = b.takeReturn(ctx.slots(), i);
-  }
+  void run(KernelContext& ctx) const override { (ctx.input(0).toBool() ? then_ : else_)->runInto(ctx); }
   std::string describe() const override { return "runs one of two blocks"; }
 
  private:
-  const ExecBlock* then_;
-  const ExecBlock* else_;
+  const BlockRunner* then_;
+  const BlockRunner* else_;
 };
 
 // prim::Loop(max_trip_count, initial_condition, carried...) with body
 // (iteration, carried...) -> (condition, carried...); outputs are the final carried values.
 class LoopKernel final : public Kernel {
  public:
-  explicit LoopKernel(const ExecBlock* body) : Kernel(KernelKind::kNative), body_(body) {}
+  explicit LoopKernel(const BlockRunner* body) : Kernel(KernelKind::kNative), body_(body) {}
 
   void run(KernelContext& ctx) const override {
-    const ExecBlock& body = *body_;
-    c10::IValue* slots = ctx.slots();
+    const BlockRunner& body = *body_;
     const size_t carried = ctx.numOutputs();
     const int64_t max_trips = ctx.input(0).toInt();
     bool cond = ctx.input(1).toBool();
-    for (size_t i = 0; i < carried; ++i) slots[body.params[1 + i]] = ctx.input(2 + i);
-    Runtime& rt = ctx.runtime();
+    for (size_t i = 0; i < carried; ++i) body.param(ctx, 1 + i) = ctx.input(2 + i);
     for (int64_t trip = 0; cond && trip < max_trips; ++trip) {
-      slots[body.params[0]] = trip;
-      rt.runBlock(body);
-      cond = slots[body.returns[0]].toBool();
+      body.param(ctx, 0) = trip;
+      body.run(ctx);
+      cond = body.peekReturn(ctx, 0).toBool();
       // Gather first: a return may be another carried value's parameter (a swap).
       // Fetched after the body: a wait inside it may resume this task on another thread.
       std::vector<c10::IValue>& next = Runtime::scratch();
       next.clear();
-      for (size_t i = 0; i < carried; ++i) next.push_back(body.takeReturn(slots, 1 + i));
-      for (size_t i = 0; i < carried; ++i) slots[body.params[1 + i]] = std::move(next[i]);
+      for (size_t i = 0; i < carried; ++i) next.push_back(body.takeReturn(ctx, 1 + i));
+      for (size_t i = 0; i < carried; ++i) body.param(ctx, 1 + i) = std::move(next[i]);
       next.clear();
     }
-    for (size_t i = 0; i < carried; ++i) ctx.output(i) = std::move(slots[body.params[1 + i]]);
-    slots[body.params[0]] = c10::IValue();
+    for (size_t i = 0; i < carried; ++i) ctx.output(i) = std::move(body.param(ctx, 1 + i));
+    body.param(ctx, 0) = c10::IValue();
   }
   std::string describe() const override { return "runs its body block"; }
 
  private:
-  const ExecBlock* body_;
+  const BlockRunner* body_;
 };
 
 void registerControlFlowKernels(Registries& r) {

@@ -5,10 +5,10 @@
 #include <glog/logging.h>
 
 #include "core/common/error.h"
-#include "core/executor/execution_plan.h"
 #include "core/executor/runtime.h"
 #include "core/graph/call_delegate.h"
 #include "core/graph/graph.h"
+#include "core/kernels/block_runner.h"
 #include "core/kernels/core_kernel_sets.h"
 #include "core/kernels/delegate.h"
 #include "core/kernels/kernel_registry.h"
@@ -18,15 +18,9 @@
 namespace brisk {
 namespace {
 
-// Runs the nested block, then moves its returns into the node's outputs (as prim::If).
-void runNested(const ExecBlock& block, KernelContext& ctx) {
-  ctx.runtime().runBlock(block);
-  for (size_t i = 0; i < block.returns.size(); ++i) ctx.output(i) = block.takeReturn(ctx.slots(), i);
-}
-
 class DelegateKernel final : public Kernel {
  public:
-  DelegateKernel(std::string backend, std::unique_ptr<CompiledPartition> compiled, const ExecBlock* nested,
+  DelegateKernel(std::string backend, std::unique_ptr<CompiledPartition> compiled, const BlockRunner* nested,
                  uint32_t state, bool memory_planning)
       : Kernel(KernelKind::kDelegate),
         backend_(std::move(backend)),
@@ -36,7 +30,7 @@ class DelegateKernel final : public Kernel {
         plannable_(memory_planning && compiled_->outputPlannable()) {}
 
   void run(KernelContext& ctx) const override {
-    std::unique_ptr<KernelState>& st = ctx.runtime().kernelState(state_);
+    std::unique_ptr<KernelState>& st = Runtime::of(ctx).kernelState(state_);
     if (!st) st = compiled_->newState();  // stays null for stateless partitions: asks again, cheaply
     bool served;
     if (plannable_) {
@@ -49,7 +43,7 @@ class DelegateKernel final : public Kernel {
     if (served) return;
     if (!nested_) throw Error("backend '" + backend_ + "' cannot serve these inputs, and a compiled region has no "
                               "nested block to run instead");
-    runNested(*nested_, ctx);
+    nested_->runInto(ctx);
   }
   bool plansOutputs() const override { return plannable_; }
   std::string describe() const override {
@@ -61,7 +55,7 @@ class DelegateKernel final : public Kernel {
  private:
   std::string backend_;
   std::unique_ptr<CompiledPartition> compiled_;
-  const ExecBlock* nested_;
+  const BlockRunner* nested_;
   uint32_t state_;
   bool plannable_;
 };
@@ -69,12 +63,12 @@ class DelegateKernel final : public Kernel {
 // A partition its backend declined or failed to compile: brisk's kernels run it.
 class NestedBlockKernel final : public Kernel {
  public:
-  NestedBlockKernel(const ExecBlock* nested, std::string why) : Kernel(KernelKind::kNative), nested_(nested), why_(std::move(why)) {}
-  void run(KernelContext& ctx) const override { runNested(*nested_, ctx); }
+  NestedBlockKernel(const BlockRunner* nested, std::string why) : Kernel(KernelKind::kNative), nested_(nested), why_(std::move(why)) {}
+  void run(KernelContext& ctx) const override { nested_->runInto(ctx); }
   std::string describe() const override { return "runs its block on brisk's kernels (" + why_ + ")"; }
 
  private:
-  const ExecBlock* nested_;
+  const BlockRunner* nested_;
   std::string why_;
 };
 
@@ -90,7 +84,7 @@ std::unique_ptr<Kernel> buildDelegateKernel(const Registries& registries, Kernel
   const Node& n = b.node();
   // A compiled region's nested block is never run (and its call has no kernel to build).
   const bool region = holdsCompiledRegion(n);
-  const ExecBlock* nested = region ? nullptr : b.compileBlock(*n.block(0));
+  const BlockRunner* nested = region ? nullptr : b.compileBlock(*n.block(0));
   auto attr = n.attributes().find(kDelegateBackendAttr);
   const std::string name = attr != n.attributes().end() ? attr->second.toStringRef() : "";
   std::shared_ptr<const DelegateBackend> backend = registries.delegates.find(name);

@@ -13,6 +13,7 @@
 #include "core/kernels/core_kernel_sets.h"
 #include "core/kernels/kernel_registry.h"
 #include "core/executor/module.h"
+#include "core/executor/plan_builder.h"
 #include "core/executor/runtime.h"
 #include "threading/inter_op_arena.h"
 
@@ -31,7 +32,7 @@ class ForkKernel final : public Kernel {
     auto future = c10::make_intrusive<c10::ivalue::Future>(elem_);
     // The task outlives this call: it owns the child, the arguments and a copy of the
     // run options (launcher for nested forks, profiler).
-    const RunOptions& ro = ctx.runtime().runOptions();
+    const RunOptions& ro = Runtime::of(ctx).runOptions();
     auto claim = std::make_shared<ForkClaim>();
     claim->body = [child = child_, args = std::move(args), future, ro]() mutable {
       try {
@@ -40,7 +41,7 @@ class ForkKernel final : public Kernel {
         future->setError(std::current_exception());
       }
     };
-    ctx.runtime().addForkClaim(future.get(), claim);
+    Runtime::of(ctx).addForkClaim(future.get(), claim);
     Task task = [claim] { claim->runIfUnclaimed(); };
     if (ro.launcher)
       ro.launcher(std::move(task));
@@ -62,7 +63,7 @@ class WaitKernel final : public Kernel {
     const c10::intrusive_ptr<c10::ivalue::Future> future = ctx.input(0).toFuture();
     // Not started yet (no worker free or awake): run it here rather than wait for one.
     if (!future->completed())
-      if (std::shared_ptr<ForkClaim> claim = ctx.runtime().takeForkClaim(future.get())) claim->runIfUnclaimed();
+      if (std::shared_ptr<ForkClaim> claim = Runtime::of(ctx).takeForkClaim(future.get())) claim->runIfUnclaimed();
     if (!future->completed())
       threading::waitFor([&future](Task wake) {
         future->addCallback([wake = std::move(wake)](c10::ivalue::Future&) { wake(); });
@@ -80,7 +81,7 @@ void registerForkKernels(Registries& r) {
         const Node& n = b.node();
         if (!n.subgraph()) return nullptr;
         c10::TypePtr elem = n.output(0)->type()->expectRef<c10::FutureType>().getElementType();
-        return std::make_unique<ForkKernel>(b.buildChild(*n.subgraph()), elem);
+        return std::make_unique<ForkKernel>(ModuleBuildContext::of(b).buildChild(*n.subgraph()), elem);
       },
       "core");
   r.native.add("aten::wait", [](KernelBuildContext&) { return std::make_unique<WaitKernel>(); }, "core");

@@ -11,8 +11,8 @@
 #include "core/common/option_ranges.h"
 #include "core/executor/plan_builder.h"
 #include "core/executor/runtime.h"
-#include "core/frontend/pt2/pt2.h"
-#include "core/frontend/torchscript.h"
+#include "core/frontend/frontend.h"
+#include "core/frontend/torchscript/torchscript.h"  // parseTorchScriptIR
 #include "core/graph/graph.h"
 #include "core/graph/inplace_reuse.h"  // runsInPlace
 #include "core/kernels/kernel_registry.h"
@@ -46,9 +46,7 @@ struct Module::Source {
     if (std::string problem = fileProblem(path); !problem.empty())
       throw Error(Error::Where{path, "", ""}, "cannot read the model file: it " + problem);
     checkUnchanged();
-    // By content: a PT2 archive is a zip like a TorchScript one, and either may have any name.
-    FrontendResult r = isPt2Archive(path) ? loadPt2(path, options, replacements)
-                                          : loadTorchScript(path, options, replacements);
+    FrontendResult r = loadModel(path, options, replacements);
     checkUnchanged();  // rewritten while it was read
     if (named) *named = r.weights;
     return fromFrontend(std::move(r), options, registries);
@@ -119,10 +117,10 @@ void loadPlugins(const std::string& model, const Options& o, Registries& registr
 // archive's original program runs on brisk's kernels, as any PT2 archive does.
 Options withDelegateProgram(const std::string& path, Options o, const Registries& registries) {
   // Not a regular file (a FIFO would block the open): the load reports it.
-  if (!o.pt2_program.empty() || !o.use_delegates || !fileProblem(path).empty() || !isPt2Archive(path)) return o;
+  if (!o.pt2_program.empty() || !o.use_delegates || !fileProblem(path).empty()) return o;
   std::string program;
   try {
-    program = pt2DelegateProgram(path);
+    program = compiledRegionsProgram(path);
   } catch (const Error&) {
     return o;  // an unreadable archive: the load itself reports it, as for any archive
   }
@@ -239,7 +237,7 @@ void Module::swapWeightsFrom(const std::string& path) {
     // With the caller's program choice: the one a NativeRT archive made is its own name.
     Options read = options_;
     if (source_) read.pt2_program = source_->requested_program;
-    other = isPt2Archive(path) ? readPt2Weights(path, read) : readTorchScriptWeights(path);
+    other = readModelWeights(path, read);
   } catch (const Error& e) {
     throw Error(where, "cannot swap weights from " + path + ": " + e.message());
   }

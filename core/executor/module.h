@@ -12,12 +12,12 @@
 #include <string>
 #include <vector>
 
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/kernels/kernel.h"
 #include "core/common/options.h"
 #include "core/executor/runtime.h"
 #include "core/executor/runtime_pool.h"
-#include "core/frontend/torchscript.h"  // FrontendResult
+#include "core/frontend/frontend_result.h"
 #include "core/frontend/weights.h"
 #include "core/graph/graph_pass.h"
 #include "core/graph/signature.h"

@@ -3,12 +3,13 @@
 #include <ATen/core/grad_mode.h>
 
 #include "core/common/error.h"
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/graph/graph.h"
 #include "core/executor/module.h"
-#include "core/executor/parallel_plan.h"
+#include "core/plan/parallel_plan.h"
 #include "core/executor/profiler.h"
 #include "core/executor/runtime.h"
+#include "core/executor/step_call.h"
 
 namespace brisk {
 
@@ -42,11 +43,8 @@ void ParallelExecutor::run(bool profile) {
   if (!error_) return;
   try {
     std::rethrow_exception(error_);
-  } catch (const Error& e) {
-    if (e.namesNode()) throw;
-    throw e.withNode(error_step_->node->describe(), error_step_->node->key());
-  } catch (const std::exception& e) {
-    throw Error(Error::Where{"", error_step_->node->describe(), error_step_->node->key()}, describeException(e));
+  } catch (...) {
+    rethrowNamingStep(*error_step_);
   }
 }
 
@@ -56,14 +54,10 @@ void ParallelExecutor::runStep(uint32_t i) {
   const uint32_t* idx = rt_.module().plan().indices.data();
   if (!failed_.load(std::memory_order_relaxed)) {
     try {
-      KernelContext ctx(rt_, slots, idx + step.in_begin, step.num_in, idx + step.out_begin, step.num_out);
-      if (profile_) {
-        const int64_t t0 = Profiler::now();
-        step.kernel->run(ctx);
-        rt_.runOptions().profiler->record(&rt_.module(), step.node, step.kernel, t0, Profiler::now());
-      } else {
-        step.kernel->run(ctx);
-      }
+      if (profile_)
+        callStep<true>(rt_, slots, idx, step);
+      else
+        callStep<false>(rt_, slots, idx, step);
     } catch (...) {
       std::lock_guard<std::mutex> lock(error_mu_);
       if (!error_) {

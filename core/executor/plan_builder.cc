@@ -5,7 +5,8 @@
 #include <algorithm>
 
 #include "core/common/error.h"
-#include "core/executor/parallel_plan.h"
+#include "core/executor/compiled_block.h"
+#include "core/plan/parallel_plan.h"
 #include "core/graph/escape_analysis.h"
 #include "core/graph/graph.h"
 #include "core/graph/liveness.h"
@@ -18,13 +19,13 @@ namespace brisk {
 
 namespace {
 
-class BuildContext final : public KernelBuildContext {
+class BuildContext final : public ModuleBuildContext {
  public:
   BuildContext(ModuleBuilder& b, const Module& m, const Node& n) : b_(b), m_(m), n_(n) {}
   const Node& node() const override { return n_; }
   const Options& options() const override { return m_.options(); }
   const std::string& modelName() const override { return m_.name(); }
-  const ExecBlock* compileBlock(const Block& block) override { return b_.compileBlock(block); }
+  const BlockRunner* compileBlock(const Block& block) override { return b_.compileNestedBlock(block); }
   std::shared_ptr<Module> buildChild(const Graph& subgraph) override { return b_.buildChild(subgraph); }
   uint32_t reserveKernelState() override { return b_.reserveKernelState(); }
 
@@ -51,6 +52,18 @@ std::unique_ptr<Kernel> tryRegistry(const KernelRegistry& reg, KernelBuildContex
 }
 
 }  // namespace
+
+ModuleBuildContext& ModuleBuildContext::of(KernelBuildContext& b) {
+  if (auto* m = dynamic_cast<ModuleBuildContext*>(&b)) return *m;
+  throw Error("this kernel is core's own and builds only inside a Module's load");
+}
+
+const BlockRunner* ModuleBuilder::compileNestedBlock(const Block& block) {
+  const ExecBlock* eb = compileBlock(block);
+  std::vector<std::unique_ptr<const BlockRunner>>& runners = m_.plan_.runners;
+  runners.push_back(std::make_unique<CompiledBlock>(*eb));
+  return runners.back().get();
+}
 
 bool runsInPlace(const Node& n, const Kernel& k) {
   return n.reusableInput() >= 0 && k.kind() == KernelKind::kNative;

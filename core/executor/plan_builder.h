@@ -5,10 +5,22 @@
 
 #include "core/executor/module.h"
 #include "core/graph/graph.h"
+#include "core/kernels/kernel_registry.h"
 
 namespace brisk {
 
 class BlockLiveness;
+
+// The build context core's own kernels get: the plugin API's, plus what only the
+// executor has. Every context ModuleBuilder hands a factory is one.
+class ModuleBuildContext : public KernelBuildContext {
+ public:
+  // Builds a child Module for a subgraph (prim::fork), with the same options and
+  // registries. Built once at load and shared by every run.
+  virtual std::shared_ptr<Module> buildChild(const Graph& subgraph) = 0;
+  // `b` as the executor's context; throws brisk::Error for any other.
+  static ModuleBuildContext& of(KernelBuildContext& b);
+};
 
 // Builds a Module's execution plan: chooses every node's kernel, compiles blocks into
 // flat step arrays, decides which outputs are reused across runs and where each value
@@ -19,7 +31,10 @@ class ModuleBuilder {
 
   void build();
 
+  // Compiles `block` into the plan (a nested block as well as the top one).
   const ExecBlock* compileBlock(const Block& block);
+  // compileBlock, and the BlockRunner a higher-order kernel holds for it.
+  const BlockRunner* compileNestedBlock(const Block& block);
   std::shared_ptr<Module> buildChild(const Graph& subgraph);
   const std::vector<const Kernel*>& kernelOfNode() const { return kernel_of_node_; }
   uint32_t reserveKernelState() { return m_.plan_.num_kernel_states++; }

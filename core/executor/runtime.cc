@@ -3,13 +3,14 @@
 #include <ATen/core/grad_mode.h>
 
 #include "core/common/error.h"
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/graph/graph.h"
 #include "core/executor/module.h"
 #include "core/memory/block_memory.h"
 #include "core/memory/output_arena.h"
 #include "core/executor/parallel_executor.h"
 #include "core/executor/profiler.h"
+#include "core/executor/step_call.h"
 
 namespace brisk {
 
@@ -72,23 +73,12 @@ void Runtime::runSteps(const ExecBlock& block) {
   const Step* const end = step + block.steps.size();
   try {
     for (; step != end; ++step) {
-      KernelContext ctx(*this, slots, idx + step->in_begin, step->num_in, idx + step->out_begin, step->num_out);
-      if constexpr (kProfile) {
-        const int64_t t0 = Profiler::now();
-        step->kernel->run(ctx);
-        run_options_->profiler->record(module_, step->node, step->kernel, t0, Profiler::now());
-      } else {
-        step->kernel->run(ctx);
-      }
+      callStep<kProfile>(*this, slots, idx, *step);
       const uint32_t* rel = idx + step->release_begin;
       for (uint32_t i = 0; i < step->num_release; ++i) slots[rel[i]] = c10::IValue();
     }
-  } catch (const Error& e) {
-    // An error from a nested block already names its node.
-    if (e.namesNode()) throw;
-    throw e.withNode(step->node->describe(), step->node->key());
-  } catch (const std::exception& e) {
-    throw Error(Error::Where{"", step->node->describe(), step->node->key()}, describeException(e));
+  } catch (...) {
+    rethrowNamingStep(*step);
   }
 }
 

@@ -60,7 +60,9 @@ class Runtime {
   // Slabs of this Runtime's blocks (memory planning), summed over blocks.
   MemoryStats memoryStats() const;
 
-  // --- For kernels (hot path) ------------------------------------------------------
+  // --- For core's own kernels (hot path) -------------------------------------------
+  // The Runtime a step runs on (plugins have no use for it: KernelContext hides it).
+  static Runtime& of(const KernelContext& ctx) { return ctx.rt_; }
   // Runs one block of this Runtime's plan (serially; the top block may run on the
   // parallel executor, see Options::max_parallel_ops).
   void runBlock(const ExecBlock& block);

@@ -40,11 +40,13 @@ class KernelContext {
   c10::IValue& output(size_t i) const { return slots_[out_[i]]; }
   size_t numInputs() const { return num_in_; }
   size_t numOutputs() const { return num_out_; }
-  Runtime& runtime() const { return rt_; }
-  // Raw slot access for control-flow kernels that move values between blocks.
-  c10::IValue* slots() const { return slots_; }
 
  private:
+  // The Runtime and its slot array are core's: nested blocks are reached through a
+  // BlockRunner, per-Runtime state through the delegate API, never through the frame.
+  // OutputCapture finds the output's slot, which the memory plan is keyed by.
+  friend class Runtime;
+  friend class OutputCapture;
   Runtime& rt_;
   c10::IValue* slots_;
   const uint32_t* in_;

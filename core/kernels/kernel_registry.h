@@ -24,9 +24,7 @@ namespace brisk {
 
 class Node;
 class Block;
-class Graph;
-class Module;
-struct ExecBlock;
+class BlockRunner;
 struct Options;
 
 // What a factory may ask at load time.
@@ -37,12 +35,10 @@ class KernelBuildContext {
   virtual const Options& options() const = 0;
   // The model's name, for messages.
   virtual const std::string& modelName() const = 0;
-  // Compiles one of this node's sub-blocks into the module's execution plan
-  // (control-flow kernels keep the returned pointer; it lives as long as the Module).
-  virtual const ExecBlock* compileBlock(const Block& block) = 0;
-  // Builds a child Module for a subgraph (prim::fork), with the same options and
-  // registries. Built once at load and shared by every run.
-  virtual std::shared_ptr<Module> buildChild(const Graph& subgraph) = 0;
+  // Compiles one of this node's nested blocks into the module's execution plan and
+  // returns what runs it (core/kernels/block_runner.h). The kernel keeps the pointer:
+  // it lives as long as the Module.
+  virtual const BlockRunner* compileBlock(const Block& block) = 0;
   // Reserves one slot of per-Runtime state for this kernel (Runtime::kernelState).
   virtual uint32_t reserveKernelState() = 0;
 

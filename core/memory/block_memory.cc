@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/kernels/output_capture.h"
 #include "core/memory/regroup.h"
 #include "core/memory/storage_ops.h"
@@ -190,8 +190,8 @@ void BlockMemory::endCapture(int32_t i, const at::Tensor& result) noexcept {
 OutputCapture::OutputCapture(KernelContext& ctx, size_t output) noexcept {
   auto* mem = dynamic_cast<BlockMemory*>(allocationHook());
   if (!mem) return;
-  const auto slot = static_cast<uint32_t>(&ctx.output(output) - ctx.slots());
-  index_ = mem->beginCaptureFor(ctx.slots(), slot);
+  const auto slot = static_cast<uint32_t>(&ctx.output(output) - ctx.slots_);
+  index_ = mem->beginCaptureFor(ctx.slots_, slot);
   if (index_ >= 0) mem_ = mem;
 }
 

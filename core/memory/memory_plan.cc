@@ -1,6 +1,6 @@
 #include "core/memory/memory_plan.h"
 
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/graph/escape_analysis.h"
 #include "core/graph/graph.h"
 #include "core/graph/liveness.h"

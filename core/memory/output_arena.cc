@@ -8,7 +8,7 @@
 #include <atomic>
 
 #include "core/memory/capture_allocator.h"
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/graph/graph.h"
 
 namespace brisk {

@@ -6,7 +6,7 @@
 #include <torch/csrc/jit/api/function_impl.h>
 #include <torch/csrc/jit/ir/irparser.h>
 
-#include "core/frontend/torchscript.h"
+#include "core/frontend/torchscript/torchscript.h"
 #include "core/graph/graph.h"
 #include "core/graph/graph_verifier.h"
 #include "core/executor/module.h"

@@ -10,7 +10,7 @@
 #include "core/common/options.h"
 #include "core/executor/module.h"
 #include "core/executor/profiler.h"
-#include "core/frontend/torchscript.h"
+#include "core/frontend/torchscript/torchscript.h"
 #include "core/graph/graph.h"
 #include "core/kernels/delegate.h"
 #include "core/kernels/kernel_registry.h"

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/common/error.h"
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/kernels/kernel_registry.h"
 #include "core/executor/module.h"
 #include "core/kernels/output_capture.h"

@@ -7,10 +7,10 @@
 #include <ATen/ATen.h>
 
 #include "core/common/error.h"
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/graph/graph.h"
 #include "core/executor/module.h"
-#include "core/executor/parallel_plan.h"
+#include "core/plan/parallel_plan.h"
 #include "tests/testing/model_check.h"
 #include "tools/ivalue_compare.h"
 #include "tools/jit_reference.h"

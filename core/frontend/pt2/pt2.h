@@ -1,12 +1,15 @@
 #pragma once
 // The PT2 frontend: a torch.export archive (torch.export.save / package_pt2) -> brisk
 // Graph + Signature. The program is chosen by Options::pt2_program. No torch headers
-// here: Module::load includes this.
+// here: the frontend chooser (core/frontend/frontend.h) includes this.
 #include <string>
 
-#include "core/frontend/torchscript.h"
+#include "core/frontend/frontend_result.h"
+#include "core/frontend/weights.h"
 
 namespace brisk {
+
+struct Options;
 
 // A zip whose archive_format record is "pt2" (see pt2/archive.h), whatever its name.
 bool isPt2Archive(const std::string& path);

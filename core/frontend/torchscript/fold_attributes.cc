@@ -1,4 +1,4 @@
-#include "core/graph/fold_attributes.h"
+#include "core/frontend/torchscript/fold_attributes.h"
 
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/alias_analysis.h>

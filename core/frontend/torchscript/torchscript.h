@@ -8,21 +8,12 @@
 #include <memory>
 #include <string>
 
+#include "core/frontend/frontend_result.h"
 #include "core/frontend/weights.h"
-#include "core/graph/signature.h"
 
 namespace brisk {
 
-class Graph;
 struct Options;
-
-struct FrontendResult {
-  std::shared_ptr<Graph> graph;
-  Signature signature;
-  std::shared_ptr<void> keepalive;  // owns the torch::jit::Graph (and Module)
-  // The file's named weights (what `replacements` may name), in the file's order.
-  std::vector<WeightInfo> weights;
-};
 
 // Throws brisk::Error naming the file: missing, not a TorchScript archive, corrupt or
 // truncated, no forward method. `replacements` (checked by checkReplacements) take

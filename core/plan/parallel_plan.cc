@@ -1,11 +1,11 @@
-#include "core/executor/parallel_plan.h"
+#include "core/plan/parallel_plan.h"
 
 #include <torch/csrc/jit/ir/ir.h>
 
 #include <algorithm>
 #include <unordered_map>
 
-#include "core/executor/execution_plan.h"
+#include "core/plan/execution_plan.h"
 #include "core/graph/effects.h"
 #include "core/graph/graph.h"
 #include "core/graph/liveness.h"

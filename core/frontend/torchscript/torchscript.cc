@@ -1,4 +1,4 @@
-#include "core/frontend/torchscript.h"
+#include "core/frontend/torchscript/torchscript.h"
 
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/frontend/error_report.h>
@@ -20,7 +20,7 @@
 #include "core/frontend/archive_check.h"
 #include "core/frontend/tensor_bounds.h"
 #include "core/common/error.h"
-#include "core/graph/fold_attributes.h"
+#include "core/frontend/torchscript/fold_attributes.h"
 #include "core/graph/graph.h"
 #include "core/common/options.h"
 

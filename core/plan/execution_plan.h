@@ -5,12 +5,15 @@
 // and ranges into one shared index array (inputs, outputs, slots to release after
 // the step). Blocks of prim::If / prim::Loop are ExecBlocks of the same plan, so the
 // whole graph shares one slot array; prim::fork subgraphs are separate child Modules.
+// The memory layer fills a block's `managed`, the parallel plan its `parallel` and
+// `managed_conflicts`, the executor walks it: the plan sits below all three.
 #include <ATen/core/ivalue.h>
 
 #include <deque>
 #include <memory>
 #include <vector>
 
+#include "core/kernels/block_runner.h"
 #include "core/kernels/kernel.h"
 #include "planners/layout.h"
 
@@ -79,6 +82,9 @@ struct ExecutionPlan {
   // Slots cleared at the end of every run (everything but constants and retained).
   std::vector<uint32_t> cleanup;
   std::vector<std::unique_ptr<Kernel>> kernels;
+  // What the higher-order kernels among them hold for their nested blocks
+  // (KernelBuildContext::compileBlock).
+  std::vector<std::unique_ptr<const BlockRunner>> runners;
   // Kernels that keep per-Runtime state (delegate partitions) reserved this many
   // entries of Runtime::kernelState at load.
   uint32_t num_kernel_states = 0;
