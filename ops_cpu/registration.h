@@ -3,7 +3,8 @@
 
 namespace brisk::ops_cpu {
 
-// Each defined in its own folder (out/registration.cc, native/registration.cc).
+// Each defined in its own folder (out_variant/registration.cc, native/registration.cc);
+// plugin.cc calls them, then the fused/ passes' own registrations.
 void registerOutVariantKernels(PluginRegistrar& r);
 void registerNativeKernels(PluginRegistrar& r);
 

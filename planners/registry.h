@@ -17,8 +17,8 @@ class PlannerRegistry {
   PlannerRegistry(const PlannerRegistry&) = delete;
   PlannerRegistry& operator=(const PlannerRegistry&) = delete;
 
-  // The process-wide registry, pre-populated with "bump", "storage_groups",
-  // "greedy_by_size" and "greedy_by_breadth". They are registered inside global() itself
+  // The process-wide registry, pre-populated with the built-in algorithms (registry.cc
+  // lists them; names() reads them back). They are registered inside global() itself
   // rather than by static initializers, which a static link could drop.
   static PlannerRegistry& global();
 

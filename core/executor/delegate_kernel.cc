@@ -63,7 +63,8 @@ class DelegateKernel final : public Kernel {
 // A partition its backend declined or failed to compile: brisk's kernels run it.
 class NestedBlockKernel final : public Kernel {
  public:
-  NestedBlockKernel(const BlockRunner* nested, std::string why) : Kernel(KernelKind::kNative), nested_(nested), why_(std::move(why)) {}
+  NestedBlockKernel(const BlockRunner* nested, std::string why)
+      : Kernel(KernelKind::kNative), nested_(nested), why_(std::move(why)) {}
   void run(KernelContext& ctx) const override { nested_->runInto(ctx); }
   std::string describe() const override { return "runs its block on brisk's kernels (" + why_ + ")"; }
 

@@ -13,22 +13,12 @@
 
 #include "core/common/error.h"
 #include "core/common/file_check.h"
+#include "core/common/self_paths.h"
 #include "core/kernels/elf_check.h"
 #include "core/kernels/plugin.h"
 
 namespace brisk {
 namespace {
-
-bool isFile(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string selfExe() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  return n > 0 ? std::string(buf, n) : "";
-}
 
 std::string selfDir() {
   const std::string exe = selfExe();
@@ -47,20 +37,16 @@ std::vector<std::string> split(const std::string& s, char sep) {
   return out;
 }
 
-// Where plugins sit inside Bazel runfiles: one folder per plugin-producing package.
-const char* const kRunfilesPackages[] = {"ops_cpu", "ops_quantized", "delegates", "delegates/onednn", "delegates/aoti",
-                                          "tests/plugins"};
+// Where brisk's own plugins sit inside Bazel runfiles: one folder per plugin-producing
+// package. Tests' plugins are found through Options::plugin_path like any user's.
+const char* const kRunfilesPackages[] = {"ops_cpu", "ops_quantized", "delegates", "delegates/onednn", "delegates/aoti"};
 
 std::vector<std::string> searchDirs(const std::vector<std::string>& extra) {
   std::vector<std::string> dirs = extra;
   if (const char* env = std::getenv("BRISK_PLUGIN_PATH"))
     for (auto& d : split(env, ':')) dirs.push_back(d);
   dirs.push_back(selfDir());
-  std::vector<std::string> runfiles_roots;
-  if (const char* r = std::getenv("RUNFILES_DIR")) runfiles_roots.push_back(r);
-  if (const char* r = std::getenv("TEST_SRCDIR")) runfiles_roots.push_back(r);
-  runfiles_roots.push_back(selfExe() + ".runfiles");
-  for (const auto& root : runfiles_roots)
+  for (const std::string& root : runfilesRoots())
     for (const char* pkg : kRunfilesPackages) dirs.push_back(root + "/brisk/" + pkg);
   return dirs;
 }
@@ -106,11 +92,11 @@ std::string describeAbi(const PluginAbi& abi) {
 }
 
 std::string findPlugin(const std::string& name_or_path, const std::vector<std::string>& extra_dirs) {
-  if (isPath(name_or_path)) return isFile(name_or_path) ? name_or_path : "";
+  if (isPath(name_or_path)) return isRegularFile(name_or_path) ? name_or_path : "";
   const std::string file = "libbrisk_" + name_or_path + ".so";
   for (const auto& dir : searchDirs(extra_dirs)) {
     std::string candidate = dir + "/" + file;
-    if (isFile(candidate)) return candidate;
+    if (isRegularFile(candidate)) return candidate;
   }
   return "";
 }

@@ -30,26 +30,11 @@ size_t listIndex(size_t size, int64_t idx) {
 const c10::IValue& getItem(c10::ArrayRef<c10::IValue> list, int64_t idx) { return list[listIndex(list.size(), idx)]; }
 
 template <typename T>
-T elem(const c10::IValue& v);
-template <>
-int64_t elem<int64_t>(const c10::IValue& v) {
-  return v.toInt();
-}
-template <>
-double elem<double>(const c10::IValue& v) {
-  return v.toDouble();
-}
-template <>
-bool elem<bool>(const c10::IValue& v) {
-  return v.toBool();
-}
-
-template <typename T>
 bool listEq(const c10::IValue& a, const c10::IValue& b) {
   c10::ArrayRef<c10::IValue> x = a.toListRef(), y = b.toListRef();
   if (x.size() != y.size()) return false;
   for (size_t i = 0; i < x.size(); ++i)
-    if (!(elem<T>(x[i]) == elem<T>(y[i]))) return false;
+    if (!(x[i].to<T>() == y[i].to<T>())) return false;
   return true;
 }
 
@@ -67,10 +52,10 @@ void registerTyped(PluginRegistrar& r, const char* eq, const char* ne, const cha
   reg(r, ne, [](KernelContext& ctx) { ctx.output(0) = !listEq<T>(ctx.input(0), ctx.input(1)); });
   if (contains)
     reg(r, contains, [](KernelContext& ctx) {
-      const T key = elem<T>(ctx.input(1));
+      const T key = ctx.input(1).to<T>();
       bool found = false;
       for (const c10::IValue& v : ctx.input(0).toListRef())
-        if (elem<T>(v) == key) {
+        if (v.to<T>() == key) {
           found = true;
           break;
         }
@@ -83,7 +68,7 @@ void registerAllAny(PluginRegistrar& r, const char* all, const char* any) {
   reg(r, all, [](KernelContext& ctx) {
     bool result = true;
     for (const c10::IValue& v : ctx.input(0).toListRef())
-      if (!elem<T>(v)) {
+      if (!v.to<T>()) {
         result = false;
         break;
       }
@@ -92,7 +77,7 @@ void registerAllAny(PluginRegistrar& r, const char* all, const char* any) {
   reg(r, any, [](KernelContext& ctx) {
     bool result = false;
     for (const c10::IValue& v : ctx.input(0).toListRef())
-      if (elem<T>(v)) {
+      if (v.to<T>()) {
         result = true;
         break;
       }
@@ -142,7 +127,7 @@ void sliceList(KernelContext& ctx) {
 template <typename T, typename R = T>
 R sumOf(const c10::IValue& v) {
   R s = 0;
-  for (const c10::IValue& e : v.toListRef()) s += static_cast<R>(elem<T>(e));
+  for (const c10::IValue& e : v.toListRef()) s += static_cast<R>(e.to<T>());
   return s;
 }
 

@@ -15,21 +15,6 @@
 namespace brisk::ops_cpu::native {
 namespace {
 
-template <typename T>
-T arg(const c10::IValue& v);
-template <>
-int64_t arg<int64_t>(const c10::IValue& v) {
-  return v.toInt();
-}
-template <>
-double arg<double>(const c10::IValue& v) {
-  return v.toDouble();
-}
-template <>
-bool arg<bool>(const c10::IValue& v) {
-  return v.toBool();
-}
-
 template <typename F>
 void reg(PluginRegistrar& r, const char* key, F f) {
   r.native(key, [f, key](KernelBuildContext&) { return lambda(f, key); });
@@ -37,12 +22,12 @@ void reg(PluginRegistrar& r, const char* key, F f) {
 
 template <typename A, typename B, typename F>
 void binary(PluginRegistrar& r, const char* key, F f) {
-  reg(r, key, [f](KernelContext& ctx) { ctx.output(0) = f(arg<A>(ctx.input(0)), arg<B>(ctx.input(1))); });
+  reg(r, key, [f](KernelContext& ctx) { ctx.output(0) = f(ctx.input(0).to<A>(), ctx.input(1).to<B>()); });
 }
 
 template <typename A, typename F>
 void unary(PluginRegistrar& r, const char* key, F f) {
-  reg(r, key, [f](KernelContext& ctx) { ctx.output(0) = f(arg<A>(ctx.input(0))); });
+  reg(r, key, [f](KernelContext& ctx) { ctx.output(0) = f(ctx.input(0).to<A>()); });
 }
 
 // The four int/float combinations of a binary op: "<name>.int", ".float",

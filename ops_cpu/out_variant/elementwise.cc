@@ -243,22 +243,24 @@ BRISK_COMPARISON(ge)
 
 // --- logical ---------------------------------------------------------------------------
 
-std::unique_ptr<Kernel> logicalOr(KernelBuildContext& b) {
+// logical_or / logical_and: one kernel shape, the op's out= and functional forms given.
+template <at::Tensor& (*kOut)(at::Tensor&, const at::Tensor&, const at::Tensor&),
+          at::Tensor (*kFunctional)(const at::Tensor&, const at::Tensor&)>
+std::unique_ptr<Kernel> logicalBinary(KernelBuildContext& b, const char* what) {
   if (numInputs(b) != 2) return nullptr;
   return binaryKernel(
-      b, "at::cpu::logical_or_out", tensorOperand(1), Promo::kBool,
-      [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::logical_or_out(o, x, y); },
-      [](const at::Tensor& x, const at::Tensor& y) { return at::logical_or(x, y); },
-      [](const at::Tensor& x, const at::Tensor& y) { return at::logical_or(x, y); });
+      b, what, tensorOperand(1), Promo::kBool,
+      [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { kOut(o, x, y); },
+      [](const at::Tensor& x, const at::Tensor& y) { return kFunctional(x, y); },
+      [](const at::Tensor& x, const at::Tensor& y) { return kFunctional(x, y); });
+}
+
+std::unique_ptr<Kernel> logicalOr(KernelBuildContext& b) {
+  return logicalBinary<at::cpu::logical_or_out, at::logical_or>(b, "at::cpu::logical_or_out");
 }
 
 std::unique_ptr<Kernel> logicalAnd(KernelBuildContext& b) {
-  if (numInputs(b) != 2) return nullptr;
-  return binaryKernel(
-      b, "at::cpu::logical_and_out", tensorOperand(1), Promo::kBool,
-      [](at::Tensor& o, const at::Tensor& x, const at::Tensor& y) { at::cpu::logical_and_out(o, x, y); },
-      [](const at::Tensor& x, const at::Tensor& y) { return at::logical_and(x, y); },
-      [](const at::Tensor& x, const at::Tensor& y) { return at::logical_and(x, y); });
+  return logicalBinary<at::cpu::logical_and_out, at::logical_and>(b, "at::cpu::logical_and_out");
 }
 
 std::unique_ptr<Kernel> logicalNot(KernelBuildContext& b) {

@@ -14,14 +14,13 @@
 #include "core/graph/graph_pass.h"
 #include "core/graph/graph_verifier.h"
 #include "core/kernels/kernel_registry.h"
+#include "tests/core/hand_built_ir.h"
 #include "tests/testing/model_check.h"
 
 namespace brisk {
 namespace {
 
-const c10::FunctionSchema* schemaOf(const char* literal) {
-  return &torch::jit::getOperatorForLiteral(literal)->schema();
-}
+using testing::schemaOf;
 
 using testing::errorOf;
 

@@ -8,14 +8,13 @@
 #include "core/common/error.h"
 #include "core/graph/graph.h"
 #include "core/graph/graph_verifier.h"
+#include "tests/core/hand_built_ir.h"
 #include "tests/testing/model_check.h"
 
 namespace brisk {
 namespace {
 
-const c10::FunctionSchema* schemaOf(const char* literal) {
-  return &torch::jit::getOperatorForLiteral(literal)->schema();
-}
+using testing::schemaOf;
 
 TEST(Graph, BuildPrintVerify) {
   Graph g("relu_add");

@@ -1,7 +1,8 @@
 // The delegate tier: core's checks on a backend's claims (convexity, effects, overlap,
 // nested blocks), the wrapping edit, and the fallbacks that keep a model running when a
 // backend declines, fails to compile, or cannot serve a call. The backend is
-// tests/plugins' "test_chain" (relu/add chains), loaded as a plugin by name.
+// tests/plugins' "test_chain" (relu/add chains), loaded as a plugin by name from that
+// folder of the test's runfiles (Options::plugin_path).
 #include <ATen/ATen.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -35,14 +36,18 @@ graph(%x : Tensor, %y : Tensor):
 
 at::Tensor chainReference(const at::Tensor& x, const at::Tensor& y) { return at::relu(at::relu(x) + y) * y; }
 
+// Where the test's plugins are: core looks only where brisk's own plugins are built.
+std::vector<std::string> testPluginPath() { return {testing::runfile("tests/plugins")}; }
+
 Options chainOptions() {
   Options o;
+  o.plugin_path = testPluginPath();
   o.delegates = {"test_chain"};
   return o;
 }
 
 std::pair<int64_t, int64_t> counts() {
-  void* h = dlopen(findPlugin("test_chain", {}).c_str(), RTLD_NOW | RTLD_NOLOAD);
+  void* h = dlopen(findPlugin("test_chain", testPluginPath()).c_str(), RTLD_NOW | RTLD_NOLOAD);
   if (!h) return {-1, -1};
   auto f = reinterpret_cast<void (*)(int64_t*, int64_t*)>(dlsym(h, "brisk_test_chain_counts"));
   int64_t c = -1, r = -1;
@@ -265,6 +270,7 @@ TEST(Partitioner, OverlapBetweenBackendsIsRefused) {
   auto greedy = std::make_shared<GreedyRelu>();
   regs.delegates.add("greedy", greedy, "test");
   Options o;
+  o.plugin_path = testPluginPath();
   o.delegates = {"test_chain", "greedy"};
   auto m = Module::fromIR(kChain, o, "overlap", &regs);
   EXPECT_GT(greedy->claims, 0);
@@ -312,6 +318,7 @@ TEST(Partitioner, ParallelExecutorRunsPartitions) {
 
 TEST(Partitioner, MissingBackends) {
   Options o;
+  o.plugin_path = testPluginPath();
   o.delegates = {"no_such_backend"};
   std::string e = errorOf([&] { Module::fromIR(kChain, o, "missing"); });
   EXPECT_NE(e.find("no_such_backend"), std::string::npos) << e;

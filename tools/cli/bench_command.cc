@@ -19,6 +19,7 @@
 #include "core/common/error.h"
 #include "core/frontend/pt2/pt2.h"
 #include "core/frontend/model_inputs.h"
+#include "tools/cli/command_preamble.h"
 #include "tools/cli/bench_rounds.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
@@ -289,10 +290,6 @@ void writeJson(const std::string& path, const BenchFlags& f, const BenchSetup& b
 }  // namespace
 
 std::string benchUsage(bool common) {
-  BenchFlags f;
-  FlagParser p;
-  if (common) f.addAll(p);
-  else f.addOwn(p);
   return "brisk bench [MODEL] [--inputs FILE] [--warmup N] [--iters N] [--rounds N] [--seconds S] [--json FILE] [flags]\n"
          "  Times brisk and the TorchScript interpreter (same frozen model, same inputs) in one\n"
          "  process: warm-up, then rounds in rotating order; prints p50/p90/p99 latency (us),\n"
@@ -304,7 +301,7 @@ std::string benchUsage(bool common) {
          "  numbers also export\n"
          "  GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736\n"
          "  (otherwise glibc malloc re-faults large blocks every run).\n" +
-         p.usage();
+         flagsUsage<BenchFlags>(common);
 }
 
 int benchCommand(const std::vector<std::string>& args) {
@@ -312,18 +309,14 @@ int benchCommand(const std::vector<std::string>& args) {
   FlagParser parser;
   f.addAll(parser);
   f.mem.addHidden(parser);
-  const std::vector<std::string> positional = parser.parse(args);
-  if (f.help) {
-    std::cout << benchUsage(true);
-    return kExitOk;
-  }
+  const std::optional<std::vector<std::string>> positional = parseOrHelp(parser, args, f.help, benchUsage);
+  if (!positional) return kExitOk;
   if (parser.given("iters") && parser.given("seconds")) throw UsageError("--iters and --seconds are exclusive");
-  setupLogging(f.common.verbose);
-  setThreads(f.common.threads < 0 ? 1 : static_cast<int>(f.common.threads));  // 0: libtorch's
+  applyCommonFlags(f.common, 1);  // --threads 0: libtorch's
 
   BenchSetup b;
   b.options = f.common.options();
-  const ModelLocation location = locateModel(modelArg(positional, "bench"));
+  const ModelLocation location = locateModel(modelArg(*positional, "bench"));
   b.inputs_path = locateInputs(location, f.mem.inputsFlag(location, f.inputs));
   b.inputs = loadInputs(b.inputs_path);
   // A `--memory` measurement process: loads only the executor it measures.

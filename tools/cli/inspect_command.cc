@@ -5,6 +5,7 @@
 
 #include "core/graph/graph.h"
 #include "core/frontend/model_inputs.h"
+#include "tools/cli/command_preamble.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_locator.h"
 #include "tools/cli/common.h"
@@ -108,10 +109,6 @@ void printPasses(const std::vector<PassResult>& passes) {
 }  // namespace
 
 std::string inspectUsage(bool common) {
-  InspectFlags f;
-  FlagParser p;
-  if (common) f.addAll(p);
-  else f.addOwn(p);
   return "brisk inspect [MODEL] [--graph] [--inputs FILE] [--no-profile] [flags]\n"
          "  Prints the signature, the plugins loaded, and per node (indented by block depth)\n"
          "  its index, op, kernel kind, provider and detail; then counts per kind, the nodes each\n"
@@ -119,21 +116,17 @@ std::string inspectUsage(bool common) {
          "  layout conversions at its edges), and the ops that fell back to the TorchScript operator;\n"
          "  then runs the model once on its inputs (the memory planner's profile run) and prints\n"
          "  the slab, lower bound and managed tensors.\n" +
-         p.usage();
+         flagsUsage<InspectFlags>(common);
 }
 
 int inspectCommand(const std::vector<std::string>& args) {
   InspectFlags f;
   FlagParser parser;
   f.addAll(parser);
-  std::vector<std::string> positional = parser.parse(args);
-  if (f.help) {
-    std::cout << inspectUsage(true);
-    return kExitOk;
-  }
-  setupLogging(f.common.verbose);
-  setThreads(static_cast<int>(f.common.threads));
-  LoadedModel m = loadModel(locateModel(modelArg(positional, "inspect")), f.common.options());
+  const std::optional<std::vector<std::string>> positional = parseOrHelp(parser, args, f.help, inspectUsage);
+  if (!positional) return kExitOk;
+  applyCommonFlags(f.common, -1);
+  LoadedModel m = loadModel(locateModel(modelArg(*positional, "inspect")), f.common.options());
   const Module& mod = *m.module;
 
   std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <ostream>
 
+#include "core/common/error.h"
+#include "core/common/self_paths.h"
 #include "tools/cli/format.h"
 #include "tools/cli/json.h"
 #include "tools/cli/memory_probe.h"
@@ -48,7 +50,9 @@ MemoryRow summarizeSamples(const std::vector<MemorySample>& samples) {
 // runs first on a machine whose state drifts; samples[e] belongs to executors[e].
 std::vector<std::vector<MemorySample>> probeRotating(const std::vector<std::string>& executors, int64_t runs,
                                                      const std::vector<std::string>& args) {
+  // The parent re-executes this executable for each probe.
   const std::string exe = selfExe();
+  if (exe.empty()) throw Error("memory probe: cannot read /proc/self/exe");
   std::vector<std::vector<MemorySample>> samples(executors.size());
   for (int64_t r = 0; r < runs; ++r)
     for (size_t k = 0; k < executors.size(); ++k) {

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "core/common/error.h"
+#include "core/common/self_paths.h"
 #include "core/executor/module.h"
 #include "core/frontend/pt2/pt2.h"
 #include "tools/cli/commands.h"
@@ -51,7 +52,7 @@ std::string MemoryBenchFlags::inputsFlag(const ModelLocation& model, const std::
   const std::string base = defaultInputsPath(model.path);  // <dir>/<name>.inputs.pt
   const std::string stem = base.substr(0, base.size() - std::strlen(".inputs.pt"));
   const std::string path = stem + ".b" + std::to_string(batch) + ".inputs.pt";
-  if (isFile(path)) return path;
+  if (isRegularFile(path)) return path;
   // Name the batch sizes that do exist next to the model.
   std::string dir = ".", name = stem;
   if (size_t slash = stem.rfind('/'); slash != std::string::npos) {
@@ -150,14 +151,6 @@ int memoryProbeChild(const std::string& executor, const std::string& model_path,
 }
 
 // --- parent ----------------------------------------------------------------------------
-
-std::string selfExe() {
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) throw Error("memory probe: cannot read /proc/self/exe");
-  buf[n] = 0;
-  return buf;
-}
 
 namespace {
 

@@ -69,9 +69,6 @@ int memoryProbeChild(const std::string& executor, const std::string& model_path,
 MemorySample probeMemoryInChild(const std::string& exe, const std::vector<std::string>& bench_args,
                                 const std::string& executor);
 
-// This executable's path (/proc/self/exe): the parent re-executes it for each probe.
-std::string selfExe();
-
 // VmRSS / VmHWM of this process in bytes (0 when /proc is unavailable).
 size_t currentRss();
 size_t peakRss();

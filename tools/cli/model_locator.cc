@@ -10,21 +10,11 @@
 
 #include "core/common/error.h"
 #include "core/common/file_check.h"
+#include "core/common/self_paths.h"
 #include "core/frontend/model_inputs.h"
 
 namespace brisk::cli {
 namespace {
-
-bool isDir(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-std::string selfExe() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  return n > 0 ? std::string(buf, n) : "";
-}
 
 bool endsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -34,11 +24,6 @@ std::string baseName(const std::string& p) { return p.substr(p.rfind('/') + 1); 
 
 }  // namespace
 
-bool isFile(const std::string& p) {
-  struct stat st;
-  return ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 std::string userPath(const std::string& path) {
   if (path.empty() || path[0] == '/') return path;
   const char* wd = std::getenv("BUILD_WORKING_DIRECTORY");
@@ -47,14 +32,9 @@ std::string userPath(const std::string& path) {
 }
 
 std::string zooDir() {
-  std::vector<std::string> roots;
-  if (const char* r = std::getenv("RUNFILES_DIR")) roots.push_back(r);
-  if (const char* r = std::getenv("TEST_SRCDIR")) roots.push_back(r);
-  std::string exe = selfExe();
-  if (!exe.empty()) roots.push_back(exe + ".runfiles");
-  for (const std::string& root : roots) {
+  for (const std::string& root : runfilesRoots()) {
     std::string dir = root + "/brisk/tools/zoo";
-    if (isFile(dir + "/" + kDefaultModel + ".pt") || isDir(dir)) return dir;
+    if (isRegularFile(dir + "/" + kDefaultModel + ".pt") || isDirectory(dir)) return dir;
   }
   return "";
 }
@@ -81,7 +61,7 @@ ModelLocation locateModel(const std::string& model) {
   const std::string name = model.empty() ? kDefaultModel : model;
   if (!model.empty()) {
     std::string p = userPath(model);
-    if (isFile(p)) {
+    if (isRegularFile(p)) {
       std::string base = baseName(p);
       if (endsWith(base, ".pt")) base.resize(base.size() - 3);
       return {p, base, false};
@@ -91,12 +71,12 @@ ModelLocation locateModel(const std::string& model) {
   }
   const bool bare = name.find('/') == std::string::npos;
   std::string dir = zooDir();
-  if (bare && !dir.empty() && isFile(dir + "/" + name + ".pt")) return {dir + "/" + name + ".pt", name, true};
+  if (bare && !dir.empty() && isRegularFile(dir + "/" + name + ".pt")) return {dir + "/" + name + ".pt", name, true};
   // The zoo's files by file name: "resnet18.pt", "while_model.pt" (a PT2 program's
   // TorchScript twin), "resnet18.pt2", "resnet18.core.pt2".
-  if (bare && endsWith(name, ".pt") && !dir.empty() && isFile(dir + "/" + name))
+  if (bare && endsWith(name, ".pt") && !dir.empty() && isRegularFile(dir + "/" + name))
     return {dir + "/" + name, name.substr(0, name.size() - 3), true};
-  if (bare && endsWith(name, ".pt2") && !dir.empty() && isFile(dir + "/" + name)) return {dir + "/" + name, name, true};
+  if (bare && endsWith(name, ".pt2") && !dir.empty() && isRegularFile(dir + "/" + name)) return {dir + "/" + name, name, true};
 
   std::string msg = "model file not found: " + (bare ? name : userPath(name));
   if (bare) {
@@ -119,7 +99,7 @@ std::string locateInputs(const ModelLocation& model, const std::string& inputs_f
     return p;
   }
   std::string p = defaultInputsPath(model.path);
-  if (!isFile(p))
+  if (!isRegularFile(p))
     throw Error("no example inputs next to the model (looked for " + p + "); pass --inputs FILE");
   return p;
 }

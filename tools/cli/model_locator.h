@@ -33,6 +33,4 @@ std::vector<std::string> bundledModels();
 // brisk::Error when the default one does not exist.
 std::string locateInputs(const ModelLocation& model, const std::string& inputs_flag);
 
-bool isFile(const std::string& path);
-
 }  // namespace brisk::cli

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/common/error.h"
+#include "core/common/self_paths.h"
 #include "core/common/file_check.h"
 #include "core/frontend/archive_check.h"
 #include "core/frontend/model_inputs.h"
@@ -59,7 +60,7 @@ Reference findReference(const ModelLocation& model, const std::string& inputs_pa
     return ref;
   }
   const std::string twin = torchScriptTwin(model.path);
-  if (isFile(twin)) {
+  if (isRegularFile(twin)) {
     ref.kind = Reference::Kind::kInterpreter;
     ref.path = twin;
     return ref;

@@ -3,6 +3,7 @@
 
 #include "core/common/error.h"
 #include "core/frontend/model_inputs.h"
+#include "tools/cli/command_preamble.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
 #include "tools/cli/format.h"
@@ -38,28 +39,20 @@ struct RunFlags {
 }  // namespace
 
 std::string runUsage(bool common) {
-  RunFlags f;
-  FlagParser p;
-  if (common) f.addAll(p);
-  else f.addOwn(p);
   return "brisk run [MODEL] [--inputs FILE] [--check] [flags]\n"
          "  Runs the model once on its inputs; prints the output's shapes and checksum and the\n"
          "  latency of that run.\n" +
-         p.usage();
+         flagsUsage<RunFlags>(common);
 }
 
 int runCommand(const std::vector<std::string>& args) {
   RunFlags f;
   FlagParser parser;
   f.addAll(parser);
-  std::vector<std::string> positional = parser.parse(args);
-  if (f.help) {
-    std::cout << runUsage(true);
-    return kExitOk;
-  }
-  setupLogging(f.common.verbose);
-  setThreads(static_cast<int>(f.common.threads));
-  const std::string model_arg = modelArg(positional, "run");
+  const std::optional<std::vector<std::string>> positional = parseOrHelp(parser, args, f.help, runUsage);
+  if (!positional) return kExitOk;
+  applyCommonFlags(f.common, -1);
+  const std::string model_arg = modelArg(*positional, "run");
   const Options options = f.common.options();
 
   const ModelLocation location = locateModel(model_arg);
