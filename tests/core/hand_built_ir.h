@@ -21,6 +21,11 @@ inline Node* neg(Block* b, Value* x, const char* name) {
       {"aten::neg", "", schemaOf("aten::neg(Tensor self) -> Tensor"), {x}, {{c10::TensorType::get(), name}}});
 }
 
+inline Node* mul(Block* b, Value* x, Value* y, const char* name) {
+  return b->appendNode({"aten::mul", "Tensor", schemaOf("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor"),
+                        {x, y}, {{c10::TensorType::get(), name}}});
+}
+
 // c, x -> out = If(c) { inner = neg(x) } else { x } -> z = neg(out) -> return z; with
 // `before` set, y = neg(x) comes first and the then-block negates y instead of x.
 struct IfGraph {

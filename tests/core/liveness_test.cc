@@ -17,13 +17,9 @@ namespace brisk {
 namespace {
 
 using Steps = std::vector<uint32_t>;
+using testing::mul;
 using testing::neg;
 using testing::schemaOf;
-
-Node* mul(Block* b, Value* x, Value* y, const char* name) {
-  return b->appendNode({"aten::mul", "Tensor", schemaOf("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor"),
-                        {x, y}, {{c10::TensorType::get(), name}}});
-}
 
 std::vector<uint8_t> noneRetained(const Graph& g) { return std::vector<uint8_t>(g.numValues(), 0); }
 

@@ -19,13 +19,9 @@ namespace brisk {
 namespace {
 
 using Steps = std::vector<uint32_t>;
+using testing::mul;
 using testing::neg;
 using testing::schemaOf;
-
-Node* mul(Block* b, Value* x, Value* y, const char* name) {
-  return b->appendNode({"aten::mul", "Tensor", schemaOf("aten::mul.Tensor(Tensor self, Tensor other) -> Tensor"),
-                        {x, y}, {{c10::TensorType::get(), name}}});
-}
 
 // relu_ writes its argument: an effect the interpreter orders.
 Node* reluInPlace(Block* b, Value* x, const char* name) {
