@@ -15,6 +15,8 @@ BRISK_ROOT=/opt/brisk
 VENV=$BRISK_ROOT/venv
 LIBTORCH=$BRISK_ROOT/libtorch
 REQUIREMENTS=tools/requirements.txt
+# ray[serve] for brisk.serve, examples/ray and tests/ray (the wheel's `serve` extra).
+REQUIREMENTS_SERVE=tools/requirements-serve.txt
 
 PACKAGES=(
   bazel-bootstrap        # Bazel 4.2.3 (WORKSPACE mode)
@@ -47,7 +49,7 @@ fi
 # The virtual environment: made from Debian's Python (whose headers python3-dev
 # installs), filled from the pinned list. A stamp holding the list's checksum makes a
 # second run a no-op, and a changed list reinstalls.
-want=$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)
+want=$(cat "$REQUIREMENTS" "$REQUIREMENTS_SERVE" | sha256sum | cut -d' ' -f1)
 stamp=$VENV/.brisk-requirements.sha256
 if [ ! -x "$VENV/bin/python3" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "brisk setup: installing Python packages into $VENV (torch from PyPI, several GB)" >&2
@@ -55,7 +57,7 @@ if [ ! -x "$VENV/bin/python3" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ];
   [ -x "$VENV/bin/python3" ] || $SUDO /usr/bin/python3 -m venv "$VENV"
   # --no-cache-dir: the wheels are large, and a second copy in pip's cache helps nobody.
   $SUDO "$VENV/bin/python3" -m pip install -q --no-cache-dir --disable-pip-version-check \
-    -r "$REQUIREMENTS"
+    -r "$REQUIREMENTS" -r "$REQUIREMENTS_SERVE"
   echo "$want" | $SUDO tee "$stamp" >/dev/null
 fi
 

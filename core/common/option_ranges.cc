@@ -10,9 +10,7 @@ void validateOptions(const Options& o, const std::string& model) {
     if (spec.type() != OptionType::kInt) continue;
     const int64_t value = std::get<int64_t>(getOption(o, spec));
     if (value < spec.min || value > spec.max)
-      throw Error(Error::Where{model, "", ""}, std::string("option ") + spec.name + " must be in " +
-                                                   describeRange(spec.min, spec.max) + ", got " +
-                                                   std::to_string(value));
+      throw Error(Error::Where{model, "", ""}, outOfRange(spec, std::to_string(value)));
   }
 }
 

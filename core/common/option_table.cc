@@ -36,17 +36,12 @@ std::vector<OptionSpec> makeTable() {
       {.name = "optimize_numerics", .field = &O::optimize_numerics, .flag = "no-optimize-numerics",
        .help = "freeze's conv-bn and similar folds"},
       {.name = "disabled_passes", .field = &O::disabled_passes, .flag = "disable-pass", .metavar = "NAME",
-       .help = "a load-time graph pass not to run (eliminate_dead_code, remove_eval_dropout, fold_constants, "
-               "eliminate_dead_code_late, "
-               "inplace_reuse, or a plugin's PLUGIN.NAME; `brisk inspect` lists them; own_constant_outputs cannot be "
-               "disabled); repeatable",
-       .details = "load-time graph passes not to run, by name: core's `eliminate_dead_code`, `remove_eval_dropout`, "
-                  "`fold_constants`, "
-                  "`eliminate_dead_code_late`, `inplace_reuse`, or a plugin's `PLUGIN.NAME` "
-                  "(`brisk inspect` lists the passes and what each "
-                  "changed); an unknown name is an error at load, and so is `own_constant_outputs`, which cannot be "
-                  "disabled (without it a run could return one of the model's own tensors, and a caller's in-place "
-                  "write to it would change every later run)",
+       .help = "a load-time graph pass not to run ({passes}, or a plugin's PLUGIN.NAME; `brisk inspect` lists "
+               "them; {required_passes} cannot be disabled); repeatable",
+       .details = "load-time graph passes not to run, by name: core's {passes}, or a plugin's `PLUGIN.NAME` "
+                  "(`brisk inspect` lists the passes and what each changed); an unknown name is an error at load, "
+                  "and so is {required_passes}, which cannot be disabled (without it a run could return one of the "
+                  "model's own tensors, and a caller's in-place write to it would change every later run)",
        .default_note = "none"},
       {.name = "delegates", .field = &O::delegates, .flag = "delegate", .metavar = "NAME",
        .help = "delegate backends tried on every block, in order (the flag replaces the default list and is "
@@ -81,10 +76,9 @@ std::vector<OptionSpec> makeTable() {
       {.name = "memory_planning", .field = &O::memory_planning, .flag = "no-memory-planning",
        .help = "place intermediate tensors in one planned slab per block"},
       {.name = "planner", .field = &O::planner, .flag = "planner", .metavar = "NAME",
-       .help = "memory layout algorithm: best_of_orders, greedy_by_size, greedy_by_breadth, storage_groups, bump",
-       .details = "layout algorithm: `best_of_orders` (the smallest of best-fit layouts in several placement "
-                  "orders, stopping at the lower bound: ResNet-18 at batch 8 38.5 -> 32.3 MB), `greedy_by_size`, "
-                  "`greedy_by_breadth`, `storage_groups`, `bump`"},
+       .help = "memory layout algorithm: {planners}",
+       .details = "layout algorithm: {planners}; the default is the smallest of best-fit layouts in several "
+                  "placement orders, stopping at the lower bound (ResNet-18 at batch 8: 38.5 -> 32.3 MB)"},
       {.name = "inplace_reuse", .field = &O::inplace_reuse, .flag = "no-inplace-reuse",
        .help = "elementwise kernels may write their result into an input tensor that nothing else reads",
        .details = "elementwise kernels (relu, hardtanh, add, ...) may write their result into an input tensor "
@@ -226,8 +220,7 @@ void setOption(Options& o, const OptionSpec& spec, OptionValue value) {
         if constexpr (std::is_same_v<V, int64_t>) {
           const int64_t v = std::get<int64_t>(value);
           if (v < spec.min || v > spec.max)
-            throw Error(std::string("option '") + spec.name + "' must be in " + describeRange(spec.min, spec.max) +
-                        ", got " + std::to_string(v));
+            throw Error(outOfRange(spec, std::to_string(v)));
           o.*member = static_cast<T>(v);
         } else {
           o.*member = std::move(std::get<V>(value));
@@ -263,7 +256,36 @@ std::string formatOption(const OptionValue& v) {
       v);
 }
 
-std::string renderOptionsMarkdown() {
+namespace {
+
+// `text` with every "{key}" of `names` replaced by its list: "a, b" or, quoted for
+// Markdown, "`a`, `b`".
+std::string fillNames(std::string text, const OptionNameLists& names, bool markdown) {
+  for (const auto& [key, list] : names) {
+    std::string joined;
+    for (const std::string& n : list) joined += (joined.empty() ? "" : ", ") + (markdown ? "`" + n + "`" : n);
+    const std::string placeholder = "{" + key + "}";
+    for (size_t at = text.find(placeholder); at != std::string::npos; at = text.find(placeholder, at + joined.size()))
+      text.replace(at, placeholder.size(), joined);
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string optionHelp(const OptionSpec& spec, const OptionNameLists& names) {
+  return fillNames(spec.help, names, false);
+}
+
+std::string optionDetails(const OptionSpec& spec, const OptionNameLists& names) {
+  return *spec.details ? fillNames(spec.details, names, true) : optionHelp(spec, names);
+}
+
+std::string outOfRange(const OptionSpec& spec, const std::string& got) {
+  return std::string("option '") + spec.name + "' must be in " + describeRange(spec.min, spec.max) + ", got " + got;
+}
+
+std::string renderOptionsMarkdown(const OptionNameLists& names) {
   std::string out =
       "| option | flag | default | range | meaning |\n"
       "|---|---|---|---|---|\n";
@@ -272,18 +294,18 @@ std::string renderOptionsMarkdown() {
                                : "—";
     std::string range = s.type() == OptionType::kInt ? std::to_string(s.min) + "-" + std::to_string(s.max) : "";
     out += "| `" + std::string(s.name) + "` | " + markdownCell(flag) + " | " + readmeDefault(s) + " | " + range +
-           " | " + markdownCell(*s.details ? s.details : s.help) + " |\n";
+           " | " + markdownCell(optionDetails(s, names)) + " |\n";
   }
   return out;
 }
 
-std::string renderOptionsDoc() {
+std::string renderOptionsDoc(const OptionNameLists& names) {
   std::string out;
   for (const OptionSpec& s : optionTable()) {
     out += std::string("  ") + s.name + " (" + optionTypeName(s.type()) + ", default " +
            formatOption(getOption(Options{}, s));
     if (s.type() == OptionType::kInt) out += ", " + describeRange(s.min, s.max);
-    out += std::string("): ") + s.help + "\n";
+    out += "): " + optionHelp(s, names) + "\n";
   }
   return out;
 }

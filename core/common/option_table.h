@@ -4,7 +4,7 @@
 // from Options{}), so it is written once too. Everything that lists, sets or shows
 // options iterates this table: Module::load's range check (option_ranges.h), the CLI
 // flags, `brisk help` and the --json dump (tools/cli/options_flags.cc), brisk.load's
-// keywords and docstring (python/brisk_module.cc), and the README's table, which
+// keywords and docstring (python/py_options.cc), and the README's table, which
 // tests/core/option_table_test.cc compares with renderOptionsMarkdown().
 #include <cstdint>
 #include <map>
@@ -18,6 +18,12 @@
 namespace brisk {
 
 using PluginOptionMap = std::map<std::string, PluginOptionValue>;
+
+// Names an option takes that a registry of a higher layer defines, by key: "passes"
+// (core's graph passes that may be disabled), "required_passes", "planners". Help and
+// details texts say "{key}" where the list goes; core/executor/option_names.h collects
+// them, so each name is spelled once, where it is registered.
+using OptionNameLists = std::map<std::string, std::vector<std::string>>;
 
 enum class OptionType { kBool, kInt, kString, kStringList, kPluginOptions };
 const char* optionTypeName(OptionType t);  // "bool", "int", "str", "list of str", ...
@@ -57,6 +63,12 @@ std::string optionNames();
 
 // "[min, max]".
 std::string describeRange(int64_t min, int64_t max);
+// The one out-of-range message: "option 'NAME' must be in [min, max], got GOT".
+std::string outOfRange(const OptionSpec& spec, const std::string& got);
+// spec.help with the "{key}" lists filled in ("a, b").
+std::string optionHelp(const OptionSpec& spec, const OptionNameLists& names);
+// The README's meaning: spec.details (else help), the lists quoted ("`a`, `b`").
+std::string optionDetails(const OptionSpec& spec, const OptionNameLists& names);
 
 OptionValue getOption(const Options& o, const OptionSpec& spec);
 // Throws brisk::Error naming the option for a value of another type or out of range.
@@ -68,8 +80,8 @@ void setOption(Options& o, std::string_view name, OptionValue value);
 std::string formatOption(const OptionValue& v);
 
 // The README's options table (header included), one row per option.
-std::string renderOptionsMarkdown();
+std::string renderOptionsMarkdown(const OptionNameLists& names);
 // "  name (type, default D[, range]): help" per option: the Python docstring.
-std::string renderOptionsDoc();
+std::string renderOptionsDoc(const OptionNameLists& names);
 
 }  // namespace brisk

@@ -15,12 +15,15 @@ namespace brisk {
 // plugin declared for it; the other alternatives must match that type.
 using PluginOptionValue = std::variant<bool, int64_t, std::string>;
 
+// The plugin every Module loads unless told otherwise: brisk's own CPU kernels.
+inline constexpr const char* kDefaultPlugin = "ops_cpu";
+
 struct Options {
   // --- Loading -------------------------------------------------------------------
   // Plugins loaded before kernels are chosen, by name ("ops_cpu" finds
   // libbrisk_ops_cpu.so on the plugin path) or by path. A default plugin that cannot be
   // found is skipped with a warning; one named explicitly is an error.
-  std::vector<std::string> plugins = {"ops_cpu"};
+  std::vector<std::string> plugins = {kDefaultPlugin};
   bool default_plugins_optional = true;
   // Extra directories searched before $BRISK_PLUGIN_PATH, the binary's directory and
   // its Bazel runfiles.
@@ -34,10 +37,9 @@ struct Options {
   std::string pt2_program;
   // Apply torch::jit::freeze's numerics-changing folds (conv-bn, etc.).
   bool optimize_numerics = true;
-  // Load-time graph passes not to run, by name (core/graph/graph_pass.h): core's
-  // "eliminate_dead_code", "remove_eval_dropout", "fold_constants", "eliminate_dead_code_late",
-  // "own_constant_outputs", "inplace_reuse", or a plugin's "<plugin>.<name>". Unknown
-  // names are an error at load, once the plugins are loaded.
+  // Load-time graph passes not to run, by name: one of core's (core/graph/builtin_passes.cc)
+  // or a plugin's "<plugin>.<name>"; `brisk inspect` lists them. Unknown names are an
+  // error at load, once the plugins are loaded.
   std::vector<std::string> disabled_passes;
 
   // Delegate backends (core/kernels/delegate.h) tried on every block, in this order; a
@@ -70,8 +72,8 @@ struct Options {
   // Place retained intermediate tensors in one slab per block, laid out after the first
   // run (see core/memory/memory_plan.h). false: they keep their own allocations (reused).
   bool memory_planning = true;
-  // Layout algorithm from planners::PlannerRegistry: "best_of_orders", "greedy_by_size",
-  // "greedy_by_breadth", "storage_groups", "bump". Unknown names are an error at load.
+  // Layout algorithm, by its name in planners::PlannerRegistry (planners/registry.cc).
+  // Unknown names are an error at load.
   std::string planner = "best_of_orders";
   // Write the model's output tensors produced by out-variant kernels into a separate
   // output arena that the next run reuses once the caller has released every returned

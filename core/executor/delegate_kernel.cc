@@ -21,19 +21,19 @@ namespace {
 class DelegateKernel final : public Kernel {
  public:
   DelegateKernel(std::string backend, std::unique_ptr<CompiledPartition> compiled, const BlockRunner* nested,
-                 uint32_t state, bool memory_planning)
-      : Kernel(KernelKind::kDelegate),
+                 uint32_t state, bool capturable)
+      : Kernel(KernelKind::kDelegate, capturable ? OutputContract::kCaptured : OutputContract::kFresh),
         backend_(std::move(backend)),
         compiled_(std::move(compiled)),
         nested_(nested),
         state_(state),
-        plannable_(memory_planning && compiled_->outputPlannable()) {}
+        capturable_(capturable) {}
 
   void run(KernelContext& ctx) const override {
     std::unique_ptr<KernelState>& st = Runtime::of(ctx).kernelState(state_);
     if (!st) st = compiled_->newState();  // stays null for stateless partitions: asks again, cheaply
     bool served;
-    if (plannable_) {
+    if (capturable_) {  // costs nothing when core did not plan the output
       OutputCapture capture(ctx, 0);
       served = compiled_->run(ctx, st.get());
       if (served) capture.done(ctx.output(0).toTensor());
@@ -45,7 +45,6 @@ class DelegateKernel final : public Kernel {
                               "nested block to run instead");
     nested_->runInto(ctx);
   }
-  bool plansOutputs() const override { return plannable_; }
   std::string describe() const override {
     std::string s = backend_ + ": " + compiled_->describe();
     for (const std::string& c : compiled_->edgeConversions()) s += "; " + c;
@@ -57,7 +56,7 @@ class DelegateKernel final : public Kernel {
   std::unique_ptr<CompiledPartition> compiled_;
   const BlockRunner* nested_;
   uint32_t state_;
-  bool plannable_;
+  bool capturable_;
 };
 
 // A partition its backend declined or failed to compile: brisk's kernels run it.
@@ -107,8 +106,8 @@ std::unique_ptr<Kernel> buildDelegateKernel(const Registries& registries, Kernel
                  << " nodes runs on brisk's kernels: " << why;
     return std::make_unique<NestedBlockKernel>(nested, why);
   }
-  return std::make_unique<DelegateKernel>(name, std::move(compiled), nested, b.reserveKernelState(),
-                                          b.options().memory_planning);
+  const bool capturable = compiled->outputPlannable();
+  return std::make_unique<DelegateKernel>(name, std::move(compiled), nested, b.reserveKernelState(), capturable);
 }
 
 void registerDelegateKernel(Registries& r) {

@@ -1,4 +1,4 @@
-// prim::fork / aten::wait. Each fork subgraph is a child Module built once at load.
+// prim::fork / aten::wait. Each fork subgraph is a child module compiled once at load.
 // prim::fork hands a task that runs the child (a Runtime from the child's own pool) to
 // the run's launcher (RunOptions::launcher, default: the inter-op arena) and yields a
 // c10 future; aten::wait joins it (running the task itself when no thread has started it
@@ -12,7 +12,7 @@
 #include "core/graph/graph.h"
 #include "core/kernels/core_kernel_sets.h"
 #include "core/kernels/kernel_registry.h"
-#include "core/executor/module.h"
+#include "core/executor/compiled_module.h"
 #include "core/executor/plan_builder.h"
 #include "core/executor/runtime.h"
 #include "threading/inter_op_arena.h"
@@ -22,7 +22,7 @@ namespace {
 
 class ForkKernel final : public Kernel {
  public:
-  ForkKernel(std::shared_ptr<Module> child, c10::TypePtr elem)
+  ForkKernel(std::shared_ptr<const CompiledModule> child, c10::TypePtr elem)
       : Kernel(KernelKind::kNative), child_(std::move(child)), elem_(std::move(elem)) {}
 
   void run(KernelContext& ctx) const override {
@@ -52,7 +52,7 @@ class ForkKernel final : public Kernel {
   std::string describe() const override { return "launches child module " + child_->name(); }
 
  private:
-  std::shared_ptr<Module> child_;
+  std::shared_ptr<const CompiledModule> child_;
   c10::TypePtr elem_;
 };
 

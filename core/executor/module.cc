@@ -4,28 +4,16 @@
 
 #include <algorithm>
 
-#include <ATen/core/ivalue_inl.h>
-
 #include "core/common/error.h"
 #include "core/common/file_check.h"
 #include "core/common/option_ranges.h"
-#include "core/executor/plan_builder.h"
 #include "core/executor/runtime.h"
 #include "core/frontend/frontend.h"
 #include "core/frontend/torchscript/torchscript.h"  // parseTorchScriptIR
-#include "core/graph/graph.h"
-#include "core/graph/inplace_reuse.h"  // runsInPlace
 #include "core/kernels/kernel_registry.h"
 #include "core/kernels/plugin_loader.h"
-#include "core/kernels/releasable_constants.h"
-#include "threading/thread_settings.h"
 
 namespace brisk {
-
-void Module::publishMemoryStats(const MemoryStats& s) const {
-  std::lock_guard<std::mutex> lock(memory_mu_);
-  memory_stats_ = s;
-}
 
 // What a handle needs to build a generation: the file, the options, the registries,
 // and the replacements in force (already checked and copied).
@@ -42,14 +30,15 @@ struct Module::Source {
 
   // `named` (the first build only: later ones must not write what weights() reads
   // concurrently) receives the file's named weights.
-  std::shared_ptr<Module> build(const WeightMap& replacements, std::vector<WeightInfo>* named = nullptr) {
+  std::shared_ptr<const CompiledModule> build(const WeightMap& replacements,
+                                              std::vector<WeightInfo>* named = nullptr) {
     if (std::string problem = fileProblem(path); !problem.empty())
       throw Error(Error::Where{path, "", ""}, "cannot read the model file: it " + problem);
     checkUnchanged();
     FrontendResult r = loadModel(path, options, replacements);
     checkUnchanged();  // rewritten while it was read
     if (named) *named = r.weights;
-    return fromFrontend(std::move(r), options, registries);
+    return CompiledModule::fromFrontend(std::move(r), options, registries);
   }
 
   // A generation is rebuilt from the file: one replaced or rewritten since load would
@@ -62,53 +51,12 @@ struct Module::Source {
   }
 };
 
-Module::Module(std::string name, Options options) : name_(std::move(name)), options_(std::move(options)) {}
+Module::Module(std::string name, Options options, std::shared_ptr<const CompiledModule> first,
+               std::unique_ptr<Source> source)
+    : name_(std::move(name)), options_(std::move(options)), source_(std::move(source)), current_(std::move(first)) {}
 Module::~Module() = default;
 
 namespace {
-
-void loadPlugins(const std::string& model, const Options& o, Registries& registries) {
-  for (const std::string& p : o.plugins) {
-    try {
-      loadPlugin(p, o.plugin_path, registries);
-    } catch (const Error& e) {
-      const bool missing_default = o.default_plugins_optional && p == "ops_cpu" &&
-                                   findPlugin(p, o.plugin_path).empty();
-      if (!missing_default) throw e.withModel(model);
-      LOG_FIRST_N(WARNING, 1) << "brisk: default plugin '" << p
-                              << "' not found; nodes will use fallback kernels (" << e.what() << ")";
-    }
-  }
-  // Reduced precision comes from its own plugin, loaded only when asked for.
-  if (!o.precision.empty() && !registries.passes.find("ops_quantized.reduce_precision")) {
-    try {
-      loadPlugin("ops_quantized", o.plugin_path, registries);
-    } catch (const Error& e) {
-      throw e.withModel(model);
-    }
-  }
-  if (!o.use_delegates) return;
-  // A backend no loaded plugin registers comes from the plugin of the same name.
-  const bool defaults = o.default_plugins_optional && o.delegates == Options{}.delegates;
-  for (const std::string& name : o.delegates) {
-    if (registries.delegates.find(name)) continue;
-    try {
-      loadPlugin(name, o.plugin_path, registries);
-    } catch (const Error& e) {
-      if (!defaults || !findPlugin(name, o.plugin_path).empty()) throw e.withModel(model);
-      LOG_FIRST_N(WARNING, 1) << "brisk: default delegate backend '" << name
-                              << "' not found; its nodes run on brisk's own kernels (" << e.what() << ")";
-      continue;
-    }
-    if (!registries.delegates.find(name)) {
-      std::string known;
-      for (const std::string& n : registries.delegates.names()) known += (known.empty() ? "" : ", ") + n;
-      throw Error(Error::Where{model, "", ""}, "delegate backend '" + name + "': plugin '" + name +
-                                                   "' loaded but registers no backend of that name (registered: " +
-                                                   (known.empty() ? "none" : known) + ")");
-    }
-  }
-}
 
 // A NativeRT archive whose regions AOTInductor compiled runs them by default, when
 // delegates are on and the aoti backend can be had: its delegate program is chosen and
@@ -143,43 +91,9 @@ Options withDelegateProgram(const std::string& path, Options o, const Registries
 std::shared_ptr<Module> Module::fromGraph(std::shared_ptr<const Graph> graph, Signature signature,
                                           const Options& options, Registries* registries,
                                           std::shared_ptr<void> keepalive) {
-  Registries& regs = registries ? *registries : Registries::global();
-  validateOptions(options, graph->name());
-  try {
-    threading::applyThreadSettings(threading::ThreadSettings{options.intra_op_threads, options.inter_op_threads});
-  } catch (const std::invalid_argument& e) {
-    throw Error(Error::Where{graph->name(), "", ""}, e.what());
-  }
-  std::shared_ptr<Module> m(new Module(graph->name(), options));
-  m->graph_ = std::move(graph);
-  m->keepalive_ = std::move(keepalive);
-  m->signature_ = std::move(signature);
-  loadPlugins(m->name_, options, regs);
-  regs.plugin_options.validate(options, m->name_);  // needs the plugins' declarations
-  ModuleBuilder builder(*m, regs);
-  builder.build();
-  std::vector<c10::TypePtr> outs;
-  for (const Value* r : m->graph_->top()->returns()) outs.push_back(r->type());
-  m->output_type_ = outs.size() == 1 ? outs[0] : c10::TupleType::create(std::move(outs));
-  Module* raw = m.get();
-  m->pool_ = std::make_unique<RuntimePool>([raw] { return std::make_unique<Runtime>(*raw, nullptr); },
-                                           options.max_runtimes, options.runtime_idle_ms);
-  return m;
-}
-
-std::shared_ptr<Module> Module::fromFrontend(FrontendResult r, const Options& options, Registries* registries) {
-  Registries& regs = registries ? *registries : Registries::global();
-  const std::string name = r.graph->name();
-  loadPlugins(name, options, regs);  // their passes run too
-  // Before the passes: a delegate backend reads its options while claiming nodes.
-  regs.plugin_options.validate(options, name);
-  regs.passes.checkDisabled(options, name);
-  std::vector<PassResult> passes = regs.passes.run(*r.graph, PassContext{name, options});
-  r.graph->finalize();
-  markReleasableConstants(*r.graph);  // after every pass: no later edit adds a reader
-  std::shared_ptr<Module> m = fromGraph(std::move(r.graph), std::move(r.signature), options, &regs, std::move(r.keepalive));
-  m->passes_ = std::move(passes);
-  return m;
+  std::shared_ptr<const CompiledModule> c =
+      CompiledModule::build(std::move(graph), std::move(signature), options, registries, std::move(keepalive));
+  return std::shared_ptr<Module>(new Module(c->name(), options, c, nullptr));
 }
 
 std::shared_ptr<Module> Module::load(const std::string& path, const Options& options, Registries* registries) {
@@ -190,16 +104,11 @@ std::shared_ptr<Module> Module::load(const std::string& path, const Options& opt
   source->registries = registries;
   source->requested_program = options.pt2_program;
   source->options = withDelegateProgram(source->path, options, registries ? *registries : Registries::global());
-  std::shared_ptr<Module> first = source->build({}, &source->weights);
+  std::shared_ptr<const CompiledModule> first = source->build({}, &source->weights);
   // The options in force: the program and backends a NativeRT archive chose.
-  std::shared_ptr<Module> handle(new Module(first->name_, source->options));
-  handle->source_ = std::move(source);
-  handle->current_.store(std::move(first));
-  return handle;
-}
-
-std::shared_ptr<const Module> Module::generation() const {
-  return source_ ? current_.load() : shared_from_this();
+  const std::string name = first->name();
+  Options in_force = source->options;
+  return std::shared_ptr<Module>(new Module(name, std::move(in_force), std::move(first), std::move(source)));
 }
 
 const std::vector<WeightInfo>& Module::weights() const {
@@ -218,7 +127,7 @@ void Module::swapWeights(const WeightMap& replacements) {
   WeightMap next = source_->replaced;
   for (auto& [name, t] : copyWeights(replacements)) next[name] = std::move(t);
   std::vector<WeightInfo> named;
-  std::shared_ptr<const Module> built = source_->build(next, &named);  // throws: nothing changed
+  std::shared_ptr<const CompiledModule> built = source_->build(next, &named);  // throws: nothing changed
   // The next generation is rebuilt from the file: one rewritten since load is another model.
   if (named != source_->weights)
     throw Error(Error::Where{name_, "", ""}, "cannot swap weights: the model file changed since it was loaded");
@@ -258,91 +167,24 @@ void Module::swapWeightsFrom(const std::string& path) {
 std::shared_ptr<Module> Module::fromIR(const std::string& ir, const Options& options, const std::string& name,
                                        Registries* registries) {
   validateOptions(options, name);
-  return fromFrontend(parseTorchScriptIR(ir, name), options, registries);
-}
-
-RuntimePool::Lease Module::lease() const {
-  try {
-    return pool_->borrow();
-  } catch (const Error& e) {
-    throw e.withModel(name_);
-  }
+  std::shared_ptr<const CompiledModule> c =
+      CompiledModule::fromFrontend(parseTorchScriptIR(ir, name), options, registries);
+  return std::shared_ptr<Module>(new Module(c->name(), options, c, nullptr));
 }
 
 c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs) const {
-  if (source_) return current_.load()->run(std::move(args), kwargs);  // the load keeps it alive
-  RuntimePool::Lease rt = lease();
-  return rt->run(std::move(args), kwargs);
+  return current_.load()->run(std::move(args), kwargs);  // the load keeps the generation alive
 }
 
 c10::IValue Module::run(std::vector<c10::IValue> args, const Kwargs& kwargs, const RunOptions& options) const {
-  if (source_) return current_.load()->run(std::move(args), kwargs, options);
-  RuntimePool::Lease rt = lease();
-  return rt->run(std::move(args), kwargs, options);
+  return current_.load()->run(std::move(args), kwargs, options);
 }
 
 c10::intrusive_ptr<c10::ivalue::Future> Module::runAsync(std::vector<c10::IValue> args, const Kwargs& kwargs,
                                                          TaskLauncher launcher) const {
-  if (source_) return current_.load()->runAsync(std::move(args), kwargs, std::move(launcher));
-  auto future = c10::make_intrusive<c10::ivalue::Future>(output_type_);
-  RunOptions options;
-  options.launcher = std::move(launcher);
-  try {
-    future->markCompleted(run(std::move(args), kwargs, options));
-  } catch (...) {
-    future->setError(std::current_exception());
-  }
-  return future;
+  return current_.load()->runAsync(std::move(args), kwargs, std::move(launcher));
 }
 
-std::unique_ptr<Runtime> Module::createRuntime() const {
-  std::shared_ptr<const Module> g = generation();
-  const Module& m = *g;
-  return std::make_unique<Runtime>(m, std::move(g));
-}
-
-std::vector<NodeKernelInfo> Module::kernelReport() const {
-  if (source_) return current_.load()->kernelReport();
-  std::vector<const Kernel*> by_node(graph_->numNodes(), nullptr);
-  for (const ExecBlock& b : plan_.blocks)
-    for (const Step& s : b.steps) by_node[s.node->index()] = s.kernel;
-  std::vector<NodeKernelInfo> out;
-  for (const Node* n : graph_->allNodes()) {
-    int depth = 0;
-    for (const Block* b = n->owningBlock(); b->owningNode(); b = b->owningNode()->owningBlock()) ++depth;
-    const Kernel* k = by_node[n->index()];
-    if (!k) {  // inside a partition compiled as a whole, with no nested plan (a compiled region)
-      const Node* outer = n->owningBlock()->owningNode();
-      while (outer && !by_node[outer->index()]) outer = outer->owningBlock()->owningNode();
-      const Kernel* ok = outer ? by_node[outer->index()] : nullptr;
-      out.push_back(NodeKernelInfo{n->index(), n->str(), n->key(), ok ? ok->kind() : KernelKind::kDelegate,
-                                   ok ? ok->provider() : "", "runs as part of its partition", depth, false});
-      continue;
-    }
-    out.push_back(NodeKernelInfo{n->index(), n->str(), n->key(), k->kind(), k->provider(), k->describe(), depth,
-                                 runsInPlace(*n, *k)});
-  }
-  return out;
-}
-
-ModuleStats Module::stats() const {
-  if (source_) return current_.load()->stats();
-  ModuleStats s;
-  s.nodes = graph_->numNodes();
-  s.folded_nodes = graph_->foldedNodes();
-  for (const ExecBlock& b : plan_.blocks)
-    for (const Step& st : b.steps) {
-      ++s.kernels_by_kind[static_cast<int>(st.kernel->kind())];
-      if (runsInPlace(*st.node, *st.kernel)) ++s.inplace_nodes;
-    }
-  for (uint8_t r : plan_.retained) s.retained_values += r;
-  for (const ExecBlock& b : plan_.blocks) s.managed_values += b.managed.size();
-  {
-    std::lock_guard<std::mutex> lock(memory_mu_);
-    s.memory = memory_stats_;
-  }
-  s.pool = pool_->stats();
-  return s;
-}
+std::unique_ptr<Runtime> Module::createRuntime() const { return current_.load()->createRuntime(); }
 
 }  // namespace brisk

@@ -5,7 +5,7 @@
 #include "core/common/error.h"
 #include "core/plan/execution_plan.h"
 #include "core/graph/graph.h"
-#include "core/executor/module.h"
+#include "core/executor/compiled_module.h"
 #include "core/plan/parallel_plan.h"
 #include "core/executor/profiler.h"
 #include "core/executor/runtime.h"

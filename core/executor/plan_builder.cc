@@ -21,17 +21,16 @@ namespace {
 
 class BuildContext final : public ModuleBuildContext {
  public:
-  BuildContext(ModuleBuilder& b, const Module& m, const Node& n) : b_(b), m_(m), n_(n) {}
+  BuildContext(PlanBuilder& b, const Node& n) : b_(b), n_(n) {}
   const Node& node() const override { return n_; }
-  const Options& options() const override { return m_.options(); }
-  const std::string& modelName() const override { return m_.name(); }
+  const Options& options() const override { return b_.options(); }
+  const std::string& modelName() const override { return b_.modelName(); }
   const BlockRunner* compileBlock(const Block& block) override { return b_.compileNestedBlock(block); }
-  std::shared_ptr<Module> buildChild(const Graph& subgraph) override { return b_.buildChild(subgraph); }
+  std::shared_ptr<const CompiledModule> buildChild(const Graph& subgraph) override { return b_.buildChild(subgraph); }
   uint32_t reserveKernelState() override { return b_.reserveKernelState(); }
 
  private:
-  ModuleBuilder& b_;
-  const Module& m_;
+  PlanBuilder& b_;
   const Node& n_;
 };
 
@@ -58,41 +57,52 @@ ModuleBuildContext& ModuleBuildContext::of(KernelBuildContext& b) {
   throw Error("this kernel is core's own and builds only inside a Module's load");
 }
 
-const BlockRunner* ModuleBuilder::compileNestedBlock(const Block& block) {
+const BlockRunner* PlanBuilder::compileNestedBlock(const Block& block) {
   const ExecBlock* eb = compileBlock(block);
-  std::vector<std::unique_ptr<const BlockRunner>>& runners = m_.plan_.runners;
+  std::vector<std::unique_ptr<const BlockRunner>>& runners = plan_.runners;
   runners.push_back(std::make_unique<CompiledBlock>(*eb));
   return runners.back().get();
 }
 
 bool runsInPlace(const Node& n, const Kernel& k) {
-  return n.reusableInput() >= 0 && k.kind() == KernelKind::kNative;
+  return n.reusableInput() >= 0 && k.outputs() == OutputContract::kIntoInput;
 }
 
-void ModuleBuilder::build() {
+bool keepsOutputs(const Kernel& k, const Options& options) {
+  switch (k.outputs()) {
+    case OutputContract::kReused: return true;
+    case OutputContract::kCaptured: return options.memory_planning;
+    case OutputContract::kFresh:
+    case OutputContract::kIntoInput: return false;
+  }
+  return false;
+}
+
+std::vector<std::shared_ptr<const CompiledModule>> PlanBuilder::build() {
   choosePlanner();
-  escapes_ = findEscapingValues(*m_.graph_);
-  kernel_of_node_.assign(m_.graph_->numNodes(), nullptr);
-  compileBlock(*m_.graph_->top());
+  escapes_ = findEscapingValues(*graph_);
+  kernel_of_node_.assign(graph_->numNodes(), nullptr);
+  compileBlock(*graph_->top());
   decideRetention();
-  ExecutionPlan& plan = m_.plan_;
+  ExecutionPlan& plan = plan_;
   for (ExecBlock& b : plan.blocks) {
     const BlockLiveness live(*b.source, plan.retained);
     addReleases(b, live);
-    if (m_.options_.memory_planning) planManagedValues(*m_.graph_, live, plan.retained, b);
+    if (options_.memory_planning) planManagedValues(*graph_, live, plan.retained, b);
     // Only the top block runs in parallel: If/Loop bodies run inside one step.
-    if (b.id == 0 && m_.options_.max_parallel_ops > 1) planParallelBlock(live, b);
+    if (b.id == 0 && options_.max_parallel_ops > 1) planParallelBlock(live, b);
   }
-  plan.num_slots = m_.graph_->numValues();
-  for (const Value* c : m_.graph_->constants()) plan.constants.emplace_back(c->id(), c->constant());
+  plan.num_slots = graph_->numValues();
+  for (const Value* c : graph_->constants()) plan.constants.emplace_back(c->id(), c->constant());
   for (uint32_t id = 0; id < plan.num_slots; ++id)
-    if (!m_.graph_->value(id)->isConstant() && !plan.retained[id]) plan.cleanup.push_back(id);
+    if (!graph_->value(id)->isConstant() && !plan.retained[id]) plan.cleanup.push_back(id);
+  return std::move(children_);
 }
 
-std::unique_ptr<Kernel> ModuleBuilder::chooseKernel(const Node& node) {
-  const Options& o = m_.options_;
-  BuildContext ctx(*this, m_, node);
-  const Error::Where where{m_.name_, node.describe(), node.key()};
+std::unique_ptr<Kernel> PlanBuilder::chooseKernel(const Node& node) {
+  const Options& o = options_;
+  BuildContext ctx(*this, node);
+  const Error::Where where{graph_->name(), node.describe(), node.key()};
   try {
     const bool structural = isStructural(node);
     if (!o.fallback_only || structural) {
@@ -111,15 +121,15 @@ std::unique_ptr<Kernel> ModuleBuilder::chooseKernel(const Node& node) {
     if (!o.use_native || o.fallback_only)
       if (auto k = tryRegistry(registries_.native, ctx)) return k;
   } catch (const Error& e) {
-    throw e.withModel(m_.name_).withNode(node.describe(), node.key());
+    throw e.withModel(graph_->name()).withNode(node.describe(), node.key());
   } catch (const std::exception& e) {
     throw Error(where, "building its kernel failed: " + describeException(e));
   }
   throw Error(where, "no kernel and no fallback can run this op (node: " + node.str() + ")");
 }
 
-const ExecBlock* ModuleBuilder::compileBlock(const Block& block) {
-  ExecutionPlan& plan = m_.plan_;
+const ExecBlock* PlanBuilder::compileBlock(const Block& block) {
+  ExecutionPlan& plan = plan_;
   plan.blocks.emplace_back();
   ExecBlock* eb = &plan.blocks.back();  // deque: stays valid while sub-blocks are added
   eb->source = &block;
@@ -150,41 +160,41 @@ const ExecBlock* ModuleBuilder::compileBlock(const Block& block) {
   return eb;
 }
 
-std::shared_ptr<Module> ModuleBuilder::buildChild(const Graph& subgraph) {
+std::shared_ptr<const CompiledModule> PlanBuilder::buildChild(const Graph& subgraph) {
   std::vector<Argument> args;
   for (const Value* v : subgraph.inputs())
     args.push_back(Argument{v->name().empty() ? v->ref() : v->name(), v->type(), std::nullopt});
   // The child shares ownership of the parent's graph (which owns the subgraph) and of
   // the JIT graph its fallback Operations came from.
-  std::shared_ptr<const Graph> g(m_.graph_, &subgraph);
-  Options child_options = m_.options_;
+  std::shared_ptr<const Graph> g(graph_, &subgraph);
+  Options child_options = options_;
   child_options.strict_inputs = false;  // the parent checked the model's inputs
   // A capped child pool could block arena workers in borrow() while the runtimes they
   // wait for belong to tasks waiting on forks that need those workers: only the top
   // Module's callers are capped.
   child_options.max_runtimes = 0;
-  auto child = Module::fromGraph(g, Signature(subgraph.name(), std::move(args)), child_options,
-                                 &registries_, m_.keepalive_);
-  m_.children_.push_back(child);
+  auto child = CompiledModule::build(g, Signature(subgraph.name(), std::move(args)), child_options, &registries_,
+                                     keepalive_);
+  children_.push_back(child);
   return child;
 }
 
-void ModuleBuilder::choosePlanner() {
-  const std::string& name = m_.options_.planner;
+void PlanBuilder::choosePlanner() {
+  const std::string& name = options_.planner;
   const auto& registry = planners::PlannerRegistry::global();
-  m_.plan_.layout = registry.lookup(name);
-  if (m_.plan_.layout) return;
+  plan_.layout = registry.lookup(name);
+  if (plan_.layout) return;
   std::string valid;
   for (const std::string& n : registry.names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw Error(Error::Where{m_.name_, "", ""}, "unknown memory planner '" + name + "' (valid: " + valid + ")");
+  throw Error(Error::Where{graph_->name(), "", ""}, "unknown memory planner '" + name + "' (valid: " + valid + ")");
 }
 
-void ModuleBuilder::decideRetention() {
-  ExecutionPlan& plan = m_.plan_;
-  plan.retained.assign(m_.graph_->numValues(), 0);
-  for (const Node* n : m_.graph_->allNodes()) {
+void PlanBuilder::decideRetention() {
+  ExecutionPlan& plan = plan_;
+  plan.retained.assign(graph_->numValues(), 0);
+  for (const Node* n : graph_->allNodes()) {
     const Kernel* k = kernel_of_node_[n->index()];
-    if (!k || !k->plansOutputs()) continue;
+    if (!k || !keepsOutputs(*k, options_)) continue;
     const c10::FunctionSchema* s = n->schema();
     for (size_t i = 0; i < n->outputs().size(); ++i) {
       const Value* v = n->output(i);
@@ -195,8 +205,8 @@ void ModuleBuilder::decideRetention() {
   }
 }
 
-void ModuleBuilder::addReleases(ExecBlock& eb, const BlockLiveness& live) {
-  ExecutionPlan& plan = m_.plan_;
+void PlanBuilder::addReleases(ExecBlock& eb, const BlockLiveness& live) {
+  ExecutionPlan& plan = plan_;
   for (size_t i = 0; i < eb.steps.size(); ++i) {
     const std::vector<uint32_t>& release = live.releasedAfter(i);
     eb.steps[i].release_begin = static_cast<uint32_t>(plan.indices.size());

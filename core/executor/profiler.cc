@@ -9,7 +9,7 @@
 
 #include "core/graph/graph.h"
 #include "core/kernels/kernel.h"
-#include "core/executor/module.h"
+#include "core/executor/compiled_module.h"
 
 namespace brisk {
 namespace {
@@ -47,7 +47,7 @@ uint32_t Profiler::threadNumber() {
   return mine;
 }
 
-void Profiler::record(const Module* module, const Node* node, const Kernel* kernel, int64_t begin_ns,
+void Profiler::record(const CompiledModule* module, const Node* node, const Kernel* kernel, int64_t begin_ns,
                       int64_t end_ns) {
   const uint32_t t = threadNumber();
   std::lock_guard<std::mutex> lock(mu_);
@@ -70,7 +70,7 @@ size_t Profiler::runs() const {
 }
 
 std::vector<Profiler::Stat> Profiler::byNode() const {
-  std::map<std::pair<const Module*, const Node*>, Stat> acc;
+  std::map<std::pair<const CompiledModule*, const Node*>, Stat> acc;
   for (const Event& e : events()) {
     if (!e.node) continue;
     Stat& s = acc[{e.module, e.node}];

@@ -13,13 +13,13 @@
 namespace brisk {
 
 class Kernel;
-class Module;
+class CompiledModule;
 class Node;
 
 class Profiler {
  public:
   struct Event {
-    const Module* module;  // owner of `node` (fork children are their own Modules)
+    const CompiledModule* module;  // owner of `node` (fork children are their own modules)
     const Node* node;      // null: a whole run of `module`
     const Kernel* kernel;  // the node's kernel (null for a run)
     int64_t begin_ns;      // steady clock
@@ -39,7 +39,7 @@ class Profiler {
   static int64_t now();
   static uint32_t threadNumber();
 
-  void record(const Module* module, const Node* node, const Kernel* kernel, int64_t begin_ns, int64_t end_ns);
+  void record(const CompiledModule* module, const Node* node, const Kernel* kernel, int64_t begin_ns, int64_t end_ns);
   void clear();
   std::vector<Event> events() const;
   size_t runs() const;  // top-level and fork-child runs recorded

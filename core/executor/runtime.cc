@@ -5,7 +5,7 @@
 #include "core/common/error.h"
 #include "core/plan/execution_plan.h"
 #include "core/graph/graph.h"
-#include "core/executor/module.h"
+#include "core/executor/compiled_module.h"
 #include "core/memory/block_memory.h"
 #include "core/memory/output_arena.h"
 #include "core/executor/parallel_executor.h"
@@ -18,7 +18,7 @@ namespace {
 const RunOptions kNoRunOptions;
 }  // namespace
 
-Runtime::Runtime(const Module& module, std::shared_ptr<const Module> keepalive)
+Runtime::Runtime(const CompiledModule& module, std::shared_ptr<const CompiledModule> keepalive)
     : module_(&module),
       keepalive_(std::move(keepalive)),
       plan_(module.plan()),
@@ -122,6 +122,7 @@ c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs, co
   // grad mode, like TransformerEncoder's fast path, take their inference branch).
   at::AutoGradMode no_grad(false);
   const Signature& sig = module_->signature();
+  LearnedInputs& specs = module_->learnedInputs();
   const bool strict = module_->options().strict_inputs;
   const ExecBlock& top = plan_.blocks.front();
   std::vector<TensorSpec> observed;
@@ -129,8 +130,8 @@ c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs, co
   try {
     sig.bind(args, kwargs, input_ptrs_.data());
     if (strict) {
-      sig.checkTensors(input_ptrs_.data());
-      if (!sig.learned()) observed = sig.observe(input_ptrs_.data());
+      specs.check(input_ptrs_.data());
+      if (!specs.learned()) observed = sig.observe(input_ptrs_.data());
     }
     if (output_arena_) output_arena_->prepare(slots_.data());
     runBlock(top);
@@ -156,7 +157,7 @@ c10::IValue Runtime::run(std::vector<c10::IValue> args, const Kwargs& kwargs, co
     memory_changed_.store(false, std::memory_order_relaxed);
     module_->publishMemoryStats(memoryStats());
   }
-  if (!observed.empty()) sig.learn(observed);
+  if (!observed.empty()) specs.learn(observed);
   ++runs_;
   return result;
 }

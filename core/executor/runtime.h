@@ -18,7 +18,7 @@
 namespace brisk {
 
 class BlockMemory;
-class Module;
+class CompiledModule;
 class OutputArena;
 class ParallelExecutor;
 struct ExecBlock;
@@ -43,9 +43,9 @@ struct ForkClaim {
 
 class Runtime {
  public:
-  // `keepalive` holds the Module for standalone runtimes; pooled runtimes (owned by
-  // the Module itself) pass null to avoid a reference cycle.
-  Runtime(const Module& module, std::shared_ptr<const Module> keepalive);
+  // `keepalive` holds the module for standalone runtimes; pooled runtimes (owned by
+  // the module itself) pass null to avoid a reference cycle.
+  Runtime(const CompiledModule& module, std::shared_ptr<const CompiledModule> keepalive);
   ~Runtime();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
@@ -55,7 +55,7 @@ class Runtime {
   // Runtime stays usable afterwards. `options` must outlive the call.
   c10::IValue run(std::vector<c10::IValue> args, const Kwargs& kwargs = {}, const RunOptions& options = {});
 
-  const Module& module() const { return *module_; }
+  const CompiledModule& module() const { return *module_; }
   uint64_t runs() const { return runs_; }
   // Slabs of this Runtime's blocks (memory planning), summed over blocks.
   MemoryStats memoryStats() const;
@@ -85,8 +85,8 @@ class Runtime {
   void runSteps(const ExecBlock& block);
   void cleanup();
 
-  const Module* module_;
-  std::shared_ptr<const Module> keepalive_;
+  const CompiledModule* module_;
+  std::shared_ptr<const CompiledModule> keepalive_;
   const ExecutionPlan& plan_;
   std::vector<c10::IValue> slots_;
   std::vector<c10::IValue*> input_ptrs_;

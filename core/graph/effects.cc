@@ -1,7 +1,6 @@
 #include "core/graph/effects.h"
 
 #include <ATen/core/function_schema.h>
-#include <torch/csrc/jit/ir/ir.h>
 
 #include <unordered_set>
 
@@ -48,8 +47,7 @@ bool hasEffects(const Node& n) {
   for (const auto& b : n.blocks())
     for (const Node* inner : b->nodes())
       if (hasEffects(*inner)) return true;
-  if (const torch::jit::Node* jn = n.jitNode())
-    if (jn->hasSideEffects() || jn->isNondeterministic()) return true;
+  if (n.frontend().effectful) return true;
   if (!n.schema()) return !purePrim(n.kind());
   const std::string& name = n.schema()->name();
   return n.schema()->is_mutable() || nondeterministic(name) || sideEffectOp(name);
@@ -57,8 +55,7 @@ bool hasEffects(const Node& n) {
 
 std::optional<std::vector<const Value*>> writtenInputsOnly(const Node& n) {
   if (n.subgraph() || !n.blocks().empty() || !n.schema()) return std::nullopt;
-  if (const torch::jit::Node* jn = n.jitNode())
-    if (jn->hasSideEffects() || jn->isNondeterministic()) return std::nullopt;
+  if (n.frontend().effectful) return std::nullopt;
   const c10::FunctionSchema& schema = *n.schema();
   if (nondeterministic(schema.name()) || sideEffectOp(schema.name())) return std::nullopt;
   std::vector<const Value*> written;

@@ -129,7 +129,7 @@ Node* Block::appendNode(NodeSpec spec) {
   n->schema_ = spec.schema;
   n->inputs_ = std::move(spec.inputs);
   for (size_t i = 0; i < n->inputs_.size(); ++i) n->inputs_[i]->uses_.push_back({n, nullptr, static_cast<uint32_t>(i)});
-  n->jit_node_ = spec.jit_node;
+  n->frontend_ = std::move(spec.frontend);
   n->block_ = this;
   for (auto& [type, name] : spec.outputs) {
     Value* v = graph_->newValue(type, name);

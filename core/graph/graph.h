@@ -20,10 +20,6 @@
 namespace c10 {
 struct FunctionSchema;
 }
-namespace torch::jit {
-struct Node;
-}
-
 namespace brisk {
 
 // The op kind of a node that wraps a delegate partition (core/kernels/delegate.h): its
@@ -85,6 +81,34 @@ class Value {
   std::vector<Use> uses_;
 };
 
+struct FallbackOp;  // core/graph/fallback_op.h
+
+// How to run a node on its frontend's own operator (the fallback kernel's source). The
+// frontend makes one per node it can run that way (the TorchScript frontend asks the JIT
+// for the node's Operation); nothing else in brisk sees what is behind it.
+class FallbackSource {
+ public:
+  virtual ~FallbackSource() = default;
+  // Empty when the frontend has no operator for the node.
+  virtual std::optional<FallbackOp> operation() const = 0;
+};
+
+// Where in the model's source a node comes from (models that carry their code).
+struct SourceLocation {
+  std::string file;
+  uint32_t line = 0;
+};
+
+// What the frontend knows of a node beyond its kind, schema and values, copied onto the
+// node at conversion so that nothing downstream reads the frontend's own IR.
+struct FrontendFacts {
+  // The frontend's operator has side effects or is nondeterministic beyond what its
+  // schema says (TorchScript's hasSideEffects/isNondeterministic).
+  bool effectful = false;
+  std::optional<SourceLocation> source;
+  std::shared_ptr<const FallbackSource> fallback;  // null: fall back by schema, if at all
+};
+
 // The value of an int or float constant, as a double; nullopt for any other value (a
 // tensor, a non-constant). Passes and backends read scalar arguments with it.
 inline std::optional<double> constantNumber(const Value* v) {
@@ -116,9 +140,8 @@ class Node {
   // Extra constant attributes (e.g. a delegate's backend name). Usually empty.
   const std::unordered_map<std::string, c10::IValue>& attributes() const { return attrs_; }
   void setAttribute(const std::string& name, c10::IValue v) { attrs_[name] = std::move(v); }
-  // The TorchScript node this one was converted from, kept only so the fallback kernel
-  // can ask the JIT for the node's Operation at load. Null for hand-built nodes.
-  torch::jit::Node* jitNode() const { return jit_node_; }
+  // What the frontend it was converted from knows of it; empty for hand-built nodes.
+  const FrontendFacts& frontend() const { return frontend_; }
   // An input that nothing but this node reads and that no other value aliases (set at
   // load by core/graph/inplace_reuse.h), so the kernel may write its result into that
   // tensor's memory instead of a new one; -1 when none. The output may then alias that
@@ -154,7 +177,7 @@ class Node {
   Graph* graph_ = nullptr;
   uint32_t index_ = 0;
   std::unordered_map<std::string, c10::IValue> attrs_;
-  torch::jit::Node* jit_node_ = nullptr;
+  FrontendFacts frontend_;
   int reusable_input_ = -1;
 };
 
@@ -164,7 +187,7 @@ struct NodeSpec {
   const c10::FunctionSchema* schema = nullptr;
   std::vector<Value*> inputs;
   std::vector<std::pair<c10::TypePtr, std::string>> outputs;  // type, debug name
-  torch::jit::Node* jit_node = nullptr;
+  FrontendFacts frontend;
 };
 
 class Block {

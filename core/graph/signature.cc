@@ -108,8 +108,7 @@ std::string kindOf(const c10::IValue& v) {
 Signature::Signature(std::string model, std::vector<Argument> args)
     : model_(std::move(model)),
       args_(std::move(args)),
-      declared_(args_.size()),
-      learned_specs_(args_.size()) {
+      declared_(args_.size()) {
   // Traced models carry complete tensor types: fix dtype and rank up front.
   for (size_t i = 0; i < args_.size(); ++i) {
     auto tt = args_[i].type->cast<c10::TensorType>();
@@ -182,10 +181,9 @@ void Signature::bind(std::vector<c10::IValue>& args, const Kwargs& kwargs,
   }
 }
 
-void Signature::checkTensors(c10::IValue* const* bound) const {
-  const bool learned = learned_.load(std::memory_order_acquire);
-  for (size_t i = 0; i < args_.size(); ++i) {
-    const TensorSpec& s = declared_[i].known || !learned ? declared_[i] : learned_specs_[i];
+void Signature::checkTensors(c10::IValue* const* bound, const std::vector<TensorSpec>& specs) const {
+  for (size_t i = 0; i < args_.size() && i < specs.size(); ++i) {
+    const TensorSpec& s = specs[i];
     const c10::IValue& v = *bound[i];
     if (!s.known || !v.isTensor()) continue;
     const at::Tensor& t = v.toTensor();
@@ -205,15 +203,6 @@ std::vector<TensorSpec> Signature::observe(c10::IValue* const* bound) const {
       out[i] = TensorSpec{true, v.toTensor().scalar_type(), v.toTensor().dim()};
   }
   return out;
-}
-
-void Signature::learn(const std::vector<TensorSpec>& observed) const {
-  if (learned_.load(std::memory_order_acquire)) return;
-  std::lock_guard<std::mutex> lock(learn_mu_);
-  if (learned_.load(std::memory_order_relaxed)) return;
-  for (size_t i = 0; i < args_.size() && i < observed.size(); ++i)
-    if (!declared_[i].known) learned_specs_[i] = observed[i];
-  learned_.store(true, std::memory_order_release);
 }
 
 }  // namespace brisk

@@ -3,8 +3,6 @@
 // bind a call's args/kwargs to it. Every error names the argument.
 #include <ATen/core/ivalue.h>
 
-#include <atomic>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -27,22 +25,13 @@ struct TensorSpec {
   int64_t rank = -1;
 };
 
+// The declaration only: immutable once built, so one Signature serves every thread. What
+// a model learns from its first run (the dtype and rank of inputs declared without
+// them) is the executor's (core/executor/learned_inputs.h), not the IR's.
 class Signature {
  public:
   Signature() = default;
   Signature(std::string model, std::vector<Argument> args);
-  // Moves the declaration; learned specs start over (a moved-to Signature is a new
-  // model's, before its first run).
-  Signature(Signature&& other) noexcept
-      : Signature(std::move(other.model_), std::move(other.args_)) {}
-  Signature& operator=(Signature&& other) noexcept {
-    model_ = std::move(other.model_);
-    args_ = std::move(other.args_);
-    declared_ = std::move(other.declared_);
-    learned_specs_.assign(args_.size(), TensorSpec{});
-    learned_.store(false);
-    return *this;
-  }
 
   const std::vector<Argument>& args() const { return args_; }
   std::string str() const;
@@ -52,23 +41,20 @@ class Signature {
   // value of the wrong type.
   void bind(std::vector<c10::IValue>& args, const Kwargs& kwargs, c10::IValue* const* out) const;
 
-  // Strict dtype/rank checks (Options::strict_inputs): specs come from the model's
-  // traced types or are learned from the first successful run.
-  void checkTensors(c10::IValue* const* bound) const;
-  bool learned() const { return learned_.load(std::memory_order_acquire); }
-  // What the bound inputs' tensors are; learn() fixes them (first successful run wins).
+  // From the model's traced types: dtype and rank of each argument, `known` false where
+  // the model does not fix them.
+  const std::vector<TensorSpec>& declared() const { return declared_; }
+  // Strict dtype/rank checks (Options::strict_inputs) against `specs` (one per argument;
+  // an unknown spec checks nothing). Throws brisk::Error naming the argument.
+  void checkTensors(c10::IValue* const* bound, const std::vector<TensorSpec>& specs) const;
+  // What the bound inputs' tensors are (unknown for arguments not typed as a tensor).
   std::vector<TensorSpec> observe(c10::IValue* const* bound) const;
-  void learn(const std::vector<TensorSpec>& observed) const;
 
  private:
   void checkType(size_t i, const c10::IValue& v) const;
   std::string model_;
   std::vector<Argument> args_;
-  // Mutable state of an otherwise immutable Module: set once, first writer wins.
-  mutable std::mutex learn_mu_;
-  mutable std::atomic<bool> learned_{false};
-  std::vector<TensorSpec> declared_;         // from traced types; const after construction
-  mutable std::vector<TensorSpec> learned_specs_;  // written once, before learned_ is set
+  std::vector<TensorSpec> declared_;
 };
 
 }  // namespace brisk

@@ -4,6 +4,7 @@
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/runtime/operator.h>
 
+#include "core/graph/fallback_op.h"
 #include "core/graph/graph.h"
 
 namespace brisk {
@@ -87,13 +88,13 @@ std::unique_ptr<Kernel> makeSchemaFallback(const c10::FunctionSchema& schema) {
 }  // namespace
 
 std::unique_ptr<Kernel> makeFallbackKernel(const Node& node) {
-  torch::jit::Node* jn = node.jitNode();
-  if (!jn) return node.schema() ? makeSchemaFallback(*node.schema()) : nullptr;
-  const torch::jit::Operator* op = jn->maybeOperator();
+  const FallbackSource* source = node.frontend().fallback.get();
+  if (!source) return node.schema() ? makeSchemaFallback(*node.schema()) : nullptr;
+  std::optional<FallbackOp> op = source->operation();
   if (!op) return nullptr;
-  const c10::FunctionSchema& schema = op->schema();
-  return std::make_unique<FallbackKernel>(op->getOperation(jn), "boxed " + c10::toString(schema.operator_name()),
-                                          schema.is_vararg());
+  return std::make_unique<FallbackKernel>(std::move(op->operation),
+                                          "boxed " + c10::toString(op->schema->operator_name()),
+                                          op->schema->is_vararg());
 }
 
 }  // namespace brisk

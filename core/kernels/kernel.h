@@ -14,16 +14,36 @@ namespace brisk {
 
 class Runtime;
 
-// The kernel-choice order (docs/architecture.md, "Choosing a kernel"); the first
-// registry that yields a kernel for a node wins.
+// Where a kernel comes from, in the kernel-choice order (docs/architecture.md, "Choosing
+// a kernel"); the first registry that yields a kernel for a node wins. Provenance only:
+// what happens to the outputs' memory is the kernel's OutputContract.
 enum class KernelKind : uint8_t {
-  kOutVariant = 0,  // writes into its outputs, reusing them across runs (plannable)
-  kNative = 1,      // static dispatch; outputs not managed (views, list ops, prim ops)
+  kOutVariant = 0,  // the out-variant registry: kernels that write into their outputs
+  kNative = 1,      // the native registry: static dispatch (views, list ops, prim ops, ...)
   kDelegate = 2,    // a delegate backend's compiled partition (core/kernels/delegate.h)
   kFallback = 3,    // the TorchScript operator, called boxed
 };
 constexpr int kNumKernelKinds = 4;
 const char* kernelKindName(KernelKind kind);
+
+// What a kernel does with its outputs' memory. The kernel states it; core alone decides
+// from it and the options whether an output is kept between runs, placed in the memory
+// plan's slab or written into the output arena.
+enum class OutputContract : uint8_t {
+  // Writes into output(i) when it already holds a fitting tensor (else stores a new
+  // one): worth keeping between runs, and placeable in the slab.
+  kReused = 0,
+  // Allocates its result every run, through an OutputCapture (output_capture.h): the
+  // allocation is served at the output's place in the slab when memory is planned; with
+  // no plan, keeping it between runs would only hold memory, so core does not.
+  kCaptured = 1,
+  // Stores a new value, or a view or alias of an input, every run: never kept or placed.
+  kFresh = 2,
+  // May write its result into its reusable input (Node::reusableInput) instead of new
+  // memory: the output is that input (or a new tensor when it does not fit), never kept.
+  kIntoInput = 3,
+};
+const char* outputContractName(OutputContract contract);
 
 // One node's view of a Runtime's slot array. Built by the executor per step; holds
 // only pointers, so building it costs nothing.
@@ -64,7 +84,11 @@ class KernelState {
 
 class Kernel {
  public:
-  explicit Kernel(KernelKind kind) : kind_(kind) {}
+  // Out-variant kernels reuse their outputs unless they say otherwise; the others make
+  // fresh ones.
+  explicit Kernel(KernelKind kind)
+      : Kernel(kind, kind == KernelKind::kOutVariant ? OutputContract::kReused : OutputContract::kFresh) {}
+  Kernel(KernelKind kind, OutputContract outputs) : kind_(kind), outputs_(outputs) {}
   virtual ~Kernel() = default;
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
@@ -74,15 +98,14 @@ class Kernel {
   virtual std::string describe() const { return ""; }
 
   KernelKind kind() const { return kind_; }
-  // True when the kernel's outputs may be kept between runs and placed by the memory
-  // planner (out-variant kernels, and delegates whose output is capturable).
-  virtual bool plansOutputs() const { return kind_ == KernelKind::kOutVariant; }
+  OutputContract outputs() const { return outputs_; }
   // The plugin (or "core") that registered the factory; set by the registry.
   const std::string& provider() const { return provider_; }
   void setProvider(std::string p) { provider_ = std::move(p); }
 
  private:
   KernelKind kind_;
+  OutputContract outputs_;
   std::string provider_;
 };
 
@@ -91,8 +114,8 @@ class Kernel {
 template <typename F>
 class FunctionKernel final : public Kernel {
  public:
-  FunctionKernel(KernelKind kind, F f, std::string what)
-      : Kernel(kind), f_(std::move(f)), what_(std::move(what)) {}
+  FunctionKernel(KernelKind kind, OutputContract outputs, F f, std::string what)
+      : Kernel(kind, outputs), f_(std::move(f)), what_(std::move(what)) {}
   void run(KernelContext& ctx) const override { f_(ctx); }
   std::string describe() const override { return what_; }
 
@@ -102,8 +125,13 @@ class FunctionKernel final : public Kernel {
 };
 
 template <typename F>
+std::unique_ptr<Kernel> functionKernel(KernelKind kind, OutputContract outputs, F f, std::string what) {
+  return std::make_unique<FunctionKernel<F>>(kind, outputs, std::move(f), std::move(what));
+}
+template <typename F>
 std::unique_ptr<Kernel> functionKernel(KernelKind kind, F f, std::string what) {
-  return std::make_unique<FunctionKernel<F>>(kind, std::move(f), std::move(what));
+  return functionKernel(kind, kind == KernelKind::kOutVariant ? OutputContract::kReused : OutputContract::kFresh,
+                        std::move(f), std::move(what));
 }
 
 }  // namespace brisk

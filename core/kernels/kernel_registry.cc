@@ -21,6 +21,16 @@ const char* kernelKindName(KernelKind kind) {
   return "?";
 }
 
+const char* outputContractName(OutputContract contract) {
+  switch (contract) {
+    case OutputContract::kReused: return "reused";
+    case OutputContract::kCaptured: return "captured";
+    case OutputContract::kFresh: return "fresh";
+    case OutputContract::kIntoInput: return "into-input";
+  }
+  return "?";
+}
+
 bool KernelBuildContext::inputIsConstant(size_t i) const {
   return i < node().inputs().size() && node().input(i)->isConstant();
 }

@@ -29,8 +29,10 @@
 // 4: graph passes (Registries::passes, PluginRegistrar::pass, graph_pass.h).
 // 5: delegate backends (delegate.h, Registries::delegates, PluginRegistrar::delegate),
 // KernelState and Kernel::plansOutputs. 6: use lists on graph values (Value::uses), which
-// changes the layout of the graph classes that passes and backends walk.
-#define BRISK_PLUGIN_ABI_VERSION 6
+// changes the layout of the graph classes that passes and backends walk. 7: kernels state
+// an OutputContract (Kernel::plansOutputs is gone), nodes carry FrontendFacts instead of
+// a TorchScript node, control-flow kernels reach nested blocks through a BlockRunner.
+#define BRISK_PLUGIN_ABI_VERSION 7
 #endif
 
 namespace brisk {

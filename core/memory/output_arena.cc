@@ -41,99 +41,97 @@ bool released(const at::Tensor& t) {
 
 OutputArena::OutputArena(const ExecutionPlan& plan) {
   const ExecBlock& top = plan.blocks.front();
+  auto managed = [this](uint32_t slot) {
+    return std::any_of(outputs_.begin(), outputs_.end(), [slot](const Output& o) { return o.slot == slot; });
+  };
   for (const Step& st : top.steps) {
-    if (st.kernel->kind() != KernelKind::kOutVariant) continue;
+    // Only a kernel that writes into the tensor it is given can write into the arena.
+    if (st.kernel->outputs() != OutputContract::kReused) continue;
     const c10::FunctionSchema* schema = st.node->schema();
     for (uint32_t i = 0; i < st.num_out; ++i) {
       const uint32_t slot = plan.indices[st.out_begin + i];
       if (std::find(top.returns.begin(), top.returns.end(), slot) == top.returns.end()) continue;
-      if (std::find(slot_.begin(), slot_.end(), slot) != slot_.end()) continue;
+      if (managed(slot)) continue;
       if (st.node->output(i)->type()->kind() != c10::TypeKind::TensorType) continue;
       // An output the schema says may alias an input is not a fresh buffer.
       if (schema && i < schema->returns().size() && schema->returns()[i].alias_info()) continue;
-      slot_.push_back(slot);
+      outputs_.push_back(Output{slot});
     }
   }
-  const size_t n = slot_.size();
-  dtype_.assign(n, c10::ScalarType::Undefined);
-  bytes_.assign(n, 0);
-  offset_.assign(n, 0);
-  active_.assign(n, 1);
-  held_.resize(n);
-  given_.assign(n, nullptr);
 }
 
 OutputArena::~OutputArena() {
-  held_.clear();
+  for (Output& o : outputs_) o.held = at::Tensor();
   if (block_) unref(block_);
+}
+
+void OutputArena::newBlock() {
+  if (block_) unref(block_);  // lives on while tensors of the caller point into it
+  block_ = new Block();
+  block_->mem = allocateSlabMemory(std::max<size_t>(total_, 1));
 }
 
 void OutputArena::layout() {
   constexpr size_t kAlign = 64;
   total_ = 0;
-  for (size_t i = 0; i < slot_.size(); ++i) {
-    if (!active_[i]) continue;
-    offset_[i] = total_;
-    total_ += (bytes_[i] + kAlign - 1) / kAlign * kAlign;
+  for (Output& o : outputs_) {
+    if (!o.active) continue;
+    o.offset = total_;
+    total_ += (o.bytes + kAlign - 1) / kAlign * kAlign;
   }
-  for (at::Tensor& h : held_) h = at::Tensor();
-  if (block_) unref(block_);  // lives on while tensors of the caller point into it
-  block_ = new Block();
-  block_->mem = allocateSlabMemory(std::max<size_t>(total_, 1));
+  for (Output& o : outputs_) o.held = at::Tensor();
+  newBlock();
   relayout_ = false;
 }
 
 void OutputArena::prepare(c10::IValue* slots) {
-  ++runs_;
-  std::fill(given_.begin(), given_.end(), nullptr);
-  if (!sized_ || slot_.empty()) return;
+  for (Output& o : outputs_) o.given = nullptr;
+  if (!sized_ || outputs_.empty()) return;
   bool reuse = false;
   if (relayout_) {
     layout();
   } else {
-    reuse = std::all_of(held_.begin(), held_.end(), [](const at::Tensor& t) { return !t.defined() || released(t); });
+    reuse = std::all_of(outputs_.begin(), outputs_.end(),
+                        [](const Output& o) { return !o.held.defined() || released(o.held); });
     if (reuse) {
       ++reuses_;
     } else {
       // The caller still holds a result of the previous run: never write over it.
-      for (at::Tensor& h : held_) h = at::Tensor();
+      for (Output& o : outputs_) o.held = at::Tensor();
       if (block_->refs.load(std::memory_order_acquire) > 1) {
         ++second_blocks_;
-        unref(block_);
-        block_ = new Block();
-        block_->mem = allocateSlabMemory(std::max<size_t>(total_, 1));
+        newBlock();
       }
     }
   }
   char* base = static_cast<char*>(block_->mem.get());
-  for (size_t i = 0; i < slot_.size(); ++i) {
-    if (!active_[i]) continue;
+  for (Output& o : outputs_) {
+    if (!o.active) continue;
     at::Tensor t;
-    if (reuse && held_[i].defined() && held_[i].data_ptr() != nullptr &&
-        storageOf(held_[i])->data() == base + offset_[i]) {
-      t = std::move(held_[i]);  // the previous result, released: same place, no allocation
+    if (reuse && o.held.defined() && o.held.data_ptr() != nullptr && storageOf(o.held)->data() == base + o.offset) {
+      t = std::move(o.held);  // the previous result, released: same place, no allocation
     } else {
-      t = at::empty({0}, at::TensorOptions().dtype(dtype_[i]));
+      t = at::empty({0}, at::TensorOptions().dtype(o.dtype));
       c10::StorageImpl* s = storageOf(t);
       block_->refs.fetch_add(1, std::memory_order_relaxed);
-      s->set_data_ptr_noswap(c10::DataPtr(base + offset_[i], block_, &unref, c10::Device(c10::kCPU)));
-      s->set_nbytes(bytes_[i]);
+      s->set_data_ptr_noswap(c10::DataPtr(base + o.offset, block_, &unref, c10::Device(c10::kCPU)));
+      s->set_nbytes(o.bytes);
     }
-    given_[i] = t.unsafeGetTensorImpl();
-    slots[slot_[i]] = std::move(t);
+    o.given = t.unsafeGetTensorImpl();
+    slots[o.slot] = std::move(t);
   }
-  for (at::Tensor& h : held_) h = at::Tensor();
+  for (Output& o : outputs_) o.held = at::Tensor();
 }
 
 void OutputArena::finish(c10::IValue* slots) {
   const char* base = block_ ? static_cast<const char*>(block_->mem.get()) : nullptr;
-  for (size_t i = 0; i < slot_.size(); ++i) {
-    if (!active_[i]) continue;
-    const c10::IValue& v = slots[slot_[i]];
-    if (!v.isTensor() || (given_[i] && v.unsafeToTensorImpl() != given_[i])) {
-      if (given_[i] || !v.isTensor()) {
+  for (Output& o : outputs_) {
+    if (!o.active) continue;
+    const c10::IValue& v = slots[o.slot];
+    if (!v.isTensor() || (o.given && v.unsafeToTensorImpl() != o.given)) {
+      if (o.given || !v.isTensor()) {
         // Its kernel stored another tensor than the one it was given: not arena-able.
-        active_[i] = 0;
+        o.active = false;
         relayout_ = true;
       }
       continue;
@@ -141,21 +139,21 @@ void OutputArena::finish(c10::IValue* slots) {
     const at::Tensor& t = v.toTensor();
     c10::StorageImpl* s = storageOf(t);
     if (!s) {
-      active_[i] = 0;
+      o.active = false;
       relayout_ = true;
       continue;
     }
     if (!sized_) {
-      dtype_[i] = t.scalar_type();
-      bytes_[i] = s->nbytes();
+      o.dtype = t.scalar_type();
+      o.bytes = s->nbytes();
       continue;
     }
-    if (s->data() != base + offset_[i] || s->nbytes() > bytes_[i]) {
-      bytes_[i] = std::max(bytes_[i], s->nbytes());  // outgrew its place (reallocated)
+    if (s->data() != base + o.offset || s->nbytes() > o.bytes) {
+      o.bytes = std::max(o.bytes, s->nbytes());  // outgrew its place (reallocated)
       relayout_ = true;
       continue;
     }
-    held_[i] = t;
+    o.held = t;
   }
   if (!sized_) {
     sized_ = true;
@@ -165,7 +163,7 @@ void OutputArena::finish(c10::IValue* slots) {
 
 void OutputArena::addStats(MemoryStats& s) const {
   size_t active = 0;
-  for (uint8_t a : active_) active += a;
+  for (const Output& o : outputs_) active += o.active;
   s.output_arena_tensors += sized_ ? active : 0;
   s.output_arena_bytes += total_;
   s.output_arena_reuses += reuses_;

@@ -42,23 +42,28 @@ class OutputArena {
   void finish(c10::IValue* slots);
 
   void addStats(MemoryStats& s) const;
-  size_t managedOutputs() const { return slot_.size(); }
+  size_t managedOutputs() const { return outputs_.size(); }
 
   struct Block;  // refcounted memory (see the top)
 
  private:
+  // One managed output of the model.
+  struct Output {
+    uint32_t slot;
+    c10::ScalarType dtype = c10::ScalarType::Undefined;
+    size_t bytes = 0, offset = 0;  // its place in the block
+    bool active = true;            // false: dropped (its kernel ignores the given tensor)
+    at::Tensor held;               // what the previous run returned (or undefined)
+    c10::TensorImpl* given = nullptr;  // the tensor put into its slot this run
+  };
   void layout();
+  void newBlock();
 
-  std::vector<uint32_t> slot_;        // per managed output
-  std::vector<c10::ScalarType> dtype_;
-  std::vector<size_t> bytes_, offset_;
-  std::vector<uint8_t> active_;       // 0: dropped (its kernel ignores the given tensor)
-  std::vector<at::Tensor> held_;      // tensors returned by the previous run (or undefined)
-  std::vector<c10::TensorImpl*> given_;  // tensors put into the slots this run
-  Block* block_ = nullptr;            // current block (the arena's reference)
+  std::vector<Output> outputs_;
+  Block* block_ = nullptr;  // current block (the arena's reference)
   size_t total_ = 0;
   bool sized_ = false, relayout_ = false;
-  uint64_t reuses_ = 0, second_blocks_ = 0, runs_ = 0;
+  uint64_t reuses_ = 0, second_blocks_ = 0;
 };
 
 }  // namespace brisk

@@ -1,7 +1,5 @@
 #include "core/plan/parallel_plan.h"
 
-#include <torch/csrc/jit/ir/ir.h>
-
 #include <algorithm>
 #include <unordered_map>
 

@@ -182,7 +182,7 @@ void rewrite(Graph& g, const Layer& l) {
   same.schema = fused->schema();
   same.inputs = fused->inputs();
   same.outputs.push_back({fused->output(0)->type(), fused->output(0)->name()});
-  same.jit_node = fused->jitNode();
+  same.frontend = fused->frontend();
   Node* kept = other->appendNode(std::move(same));
   for (const auto& [name, value] : fused->attributes()) kept->setAttribute(name, value);
   kept->setAttribute(kEncoderLayerMaskedBranch, c10::IValue(true));

@@ -72,7 +72,7 @@ std::unique_ptr<Kernel> copyInPlace(KernelBuildContext& b) {
           self.copy_(src, non_blocking);
         ctx.output(0) = ctx.input(0);
       },
-      KernelKind::kNative);
+      OutputContract::kFresh, KernelKind::kNative);  // the output is `self`, the caller's tensor
 }
 
 // remainder(self, Scalar): ATen's Scalar overload wraps the number and runs the Tensor

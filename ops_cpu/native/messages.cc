@@ -1,7 +1,6 @@
 // aten::format and aten::warn: building and emitting user messages (TorchScript's
 // f-strings / str.format and warnings.warn), with the interpreter's semantics.
 #include <c10/util/Exception.h>
-#include <torch/csrc/jit/ir/ir.h>
 
 #include <atomic>
 #include <sstream>
@@ -45,13 +44,10 @@ std::unique_ptr<Kernel> format(KernelBuildContext& b) {
 class WarnKernel final : public Kernel {
  public:
   explicit WarnKernel(const Node& n) : Kernel(KernelKind::kNative) {
-    if (const torch::jit::Node* jn = n.jitNode()) {
-      const torch::jit::SourceRange& range = jn->sourceRange();
-      if (auto src = range.source(); src && src->filename()) {
-        file_ = *src->filename();
-        line_ = static_cast<uint32_t>(src->starting_line_no() + src->lineno_for_offset(range.start()));
-        has_location_ = true;
-      }
+    if (const std::optional<SourceLocation>& at = n.frontend().source) {
+      file_ = at->file;
+      line_ = at->line;
+      has_location_ = true;
     }
   }
 

@@ -49,7 +49,7 @@ std::unique_ptr<Kernel> unarySameDtype(KernelBuildContext& b, std::string desc, 
           ctx.output(0) = std::move(t);
         }
       },
-      kindFor(reuse));
+      contractFor(reuse));
 }
 
 bool floating(const at::Tensor& x) { return c10::isFloatingType(x.scalar_type()); }
@@ -127,7 +127,7 @@ std::unique_ptr<Kernel> relu(KernelBuildContext& b) {
           ctx.output(0) = std::move(t);
         }
       },
-      kindFor(reuse));
+      contractFor(reuse));
 }
 
 // hardtanh(x, min, max) == clamp(x, min, max) for floating x (ATen's own definition).
@@ -188,7 +188,7 @@ std::unique_ptr<Kernel> unaryFloat(KernelBuildContext& b, std::string desc, OutF
         writeOut(
             ctx, floatResultType(x.scalar_type()), [&](at::Tensor& o) { out_fn(o, x); }, [&] { return generic(x); });
       },
-      kindFor(reuse));
+      contractFor(reuse));
 }
 
 std::unique_ptr<Kernel> sigmoid(KernelBuildContext& b) {

@@ -34,13 +34,14 @@ namespace brisk::ops_cpu::out {
 // autograd and ADInplaceOrView dispatch keys; some ATen CPU kernels assert they are
 // (e.g. gelu's oneDNN path), so run() excludes those keys as the dispatcher would
 // (the runtime runs without grad mode, so nothing is lost).
-// `kind` is kOutVariant for kernels that write into their (retained, plannable)
-// outputs; kNative for direct-call kernels that always return a fresh result (conv:
-// libtorch has no real out form), so the runtime neither retains nor plans it.
+// `outputs` is the kernel's OutputContract (core/kernels/kernel.h): kReused for kernels
+// that write into the output they are given; others say what they do instead. `kind`
+// is the registry it is registered in.
 template <class F>
-std::unique_ptr<Kernel> makeKernel(std::string desc, F f, KernelKind kind = KernelKind::kOutVariant) {
+std::unique_ptr<Kernel> makeKernel(std::string desc, F f, OutputContract outputs = OutputContract::kReused,
+                                   KernelKind kind = KernelKind::kOutVariant) {
   return functionKernel(
-      kind,
+      kind, outputs,
       [f = std::move(f)](KernelContext& ctx) {
         at::AutoDispatchBelowADInplaceOrView below_autograd;
         f(ctx);
@@ -54,9 +55,9 @@ std::unique_ptr<Kernel> makeKernel(std::string desc, F f, KernelKind kind = Kern
 // entry points that do not care about the autograd keys (factories, at::native::).
 template <class Fast, class F>
 std::unique_ptr<Kernel> makeKernelWithFastPath(std::string desc, Fast fast, F f,
-                                               KernelKind kind = KernelKind::kOutVariant) {
+                                               OutputContract outputs = OutputContract::kReused) {
   return functionKernel(
-      kind,
+      KernelKind::kOutVariant, outputs,
       [fast = std::move(fast), f = std::move(f)](KernelContext& ctx) {
         if (fast(ctx)) return;
         at::AutoDispatchBelowADInplaceOrView below_autograd;
@@ -152,11 +153,11 @@ inline void writeOut(KernelContext& ctx, c10::ScalarType dt, OutFn&& out_fn, Fre
 
 // --- in-place reuse (core/graph/inplace_reuse.h) -------------------------------------------
 
-// The node's input the kernel may write its result into, or -1. Such a kernel has kind
-// kNative: its output is that input (or, when the result does not fit, a fresh
-// tensor), never a retained or planned tensor of its own.
+// The node's input the kernel may write its result into, or -1. Such a kernel's
+// contract is kIntoInput: its output is that input (or, when the result does not fit, a
+// fresh tensor), never a retained or planned tensor of its own.
 inline int reusableInput(KernelBuildContext& b) { return b.node().reusableInput(); }
-inline KernelKind kindFor(int reuse) { return reuse >= 0 ? KernelKind::kNative : KernelKind::kOutVariant; }
+inline OutputContract contractFor(int reuse) { return reuse >= 0 ? OutputContract::kIntoInput : OutputContract::kReused; }
 inline std::string describeReuse(std::string desc, int reuse) {
   return reuse >= 0 ? desc + " (into input " + std::to_string(reuse) + " when it fits)" : desc;
 }

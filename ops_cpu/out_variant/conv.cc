@@ -5,12 +5,12 @@
 // exports no dnnl_* symbols, so its oneDNN cannot be called directly), so
 // the kernel calls at::native::_convolution directly (skipping the conv2d ->
 // convolution -> _convolution dispatcher hops and autograd wrappers) and stores its
-// fresh result. With memory planning the kernel has kind kOutVariant, so its output is
-// retained and managed, and the call runs inside an OutputCapture
+// fresh result. The kernel's contract is kCaptured: with memory planning core retains
+// and manages its output, and the call runs inside an OutputCapture
 // (core/kernels/output_capture.h): the allocation that becomes the result is served at the
 // output's planned slab offset, so conv outputs live in the slab with no copy and the
-// same values as the interpreter's (same kernel, same arguments). Without planning it
-// has kind kNative (a retained output would only hold memory between runs).
+// same values as the interpreter's (same kernel, same arguments). Without planning core
+// keeps nothing (a retained output would only hold memory between runs).
 //
 // Large depthwise convs on contiguous float NCHW inputs skip oneDNN: depthwise_nchw.h
 // computes oneDNN's values directly into the (retained, planned) output, without the
@@ -258,7 +258,7 @@ std::unique_ptr<Kernel> convNd(KernelBuildContext& b) {
         }
         if (!depthwiseDirect(a, ctx) && !perSampleConv(a, ctx)) runConv(a, ctx);
       },
-      capturedKind(b));
+      OutputContract::kCaptured);
 }
 
 // The kernel shared by convolution and _convolution (whose arguments are the same
@@ -272,7 +272,7 @@ std::unique_ptr<Kernel> convKernel(KernelBuildContext& b, ConvArgs a) {
       [a = std::move(a)](KernelContext& ctx) {
         if (!depthwiseDirect(a, ctx) && !perSampleConv(a, ctx)) runConv(a, ctx);
       },
-      capturedKind(b));
+      OutputContract::kCaptured);
 }
 
 // Reads convolution's arguments 3..8 (stride, padding, dilation, transposed,

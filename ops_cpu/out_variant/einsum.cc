@@ -33,7 +33,7 @@ std::unique_ptr<Kernel> einsum(KernelBuildContext& b) {
           return r;
         });
       },
-      capturedKind(b));
+      OutputContract::kCaptured);
 }
 
 }  // namespace

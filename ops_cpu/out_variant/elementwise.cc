@@ -124,7 +124,7 @@ std::unique_ptr<Kernel> binaryKernel(KernelBuildContext& bc, std::string desc, O
         writeOut(
             ctx, dt, [&](at::Tensor& o) { out_fn(o, a, *b); }, [&] { return fresh(a, *b); });
       },
-      kindFor(reuse));
+      contractFor(reuse));
 }
 
 // --- add / sub ---------------------------------------------------------------------

@@ -10,7 +10,7 @@
 // does. Memory planning needs nothing from the kernel for that: the schema marks the
 // result as aliasing `self` (Tensor(a!)), so escape analysis and the planner treat it
 // as a view of `self` and extend `self`'s lifetime over the result's readers; the
-// kernel kind is kNative, so the runtime never retains or plans the result itself.
+// kernel's contract is kFresh, so the runtime never retains or plans the result itself.
 //
 // Dense CPU tensors go straight to the structured CPU kernels' in-place entry points
 // (at::cpu::add_ ...), which run the same TensorIterator kernel with the same checks
@@ -45,7 +45,7 @@ std::unique_ptr<Kernel> mutatingKernel(std::string desc, Mutate mutate) {
         mutate(ctx, self);
         ctx.output(0) = ctx.input(0);
       },
-      KernelKind::kNative);
+      OutputContract::kFresh);  // the output is `self`, the caller's tensor
 }
 
 // fast(self, other) runs the at::cpu in-place kernel; generic(self, other) the

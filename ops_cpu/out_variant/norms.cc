@@ -255,7 +255,7 @@ std::unique_ptr<Kernel> groupNorm(KernelBuildContext& b) {
         const std::optional<at::Tensor> bias = ctx.input(3).toOptional<at::Tensor>();
         storeCaptured(ctx, [&] { return at::native::group_norm(ctx.tensor(0), g, w, bias, e, c); });
       },
-      capturedKind(b));
+      OutputContract::kCaptured);
 }
 
 }  // namespace

@@ -154,7 +154,7 @@ std::unique_ptr<Kernel> toCopy(KernelBuildContext& b) {
 // IR keeps eval-mode dropout). ATen returns `input` itself, but the schema does not
 // mark the result as aliasing it. The in-place-reuse pass (core/graph/inplace_reuse.h)
 // marks input 0 of such nodes reusable, so escape analysis and the memory planner know
-// the alias: then the kernel returns the input as ATen does (kind kNative, no copy).
+// the alias: then the kernel returns the input as ATen does (contract kIntoInput, no copy).
 // Without that mark (option inplace_reuse off) a planned input's bytes could be reused
 // while the result is still read, so the kernel writes a copy into its own (planned)
 // output instead: same values, sizes and (for dense inputs) strides. p outside [0, 1]
@@ -167,7 +167,7 @@ std::unique_ptr<Kernel> dropoutEval(KernelBuildContext& b) {
   if (reusableInput(b) == 0)
     return makeKernel(
         "eval dropout: the input itself (as ATen)", [](KernelContext& ctx) { ctx.output(0) = ctx.input(0); },
-        KernelKind::kNative);
+        OutputContract::kIntoInput);
   return makeKernel("at::native::copy_ (eval dropout: identity)", [](KernelContext& ctx) {
     const at::Tensor& x = ctx.tensor(0);
     if (!isDenseCpu(x)) {

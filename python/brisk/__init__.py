@@ -1,8 +1,9 @@
-"""brisk for Python: load a TorchScript file and run it with brisk.
+"""brisk for Python: load a TorchScript file or a torch.export PT2 archive and run it
+with brisk.
 
     import torch, brisk
-    m = brisk.load("resnet18.pt")                # keyword per brisk::Options field
-    y = m(torch.randn(1, 3, 224, 224))           # like the TorchScript module
+    m = brisk.load("resnet18.pt")                # or a .pt2 archive; keyword per brisk::Options field
+    y = m(torch.randn(1, 3, 224, 224))           # like the module it was saved from
     fut = m.run_async(x); y = fut.wait()         # launcher=callable for fork tasks
     m.stats(); m.inspect()                       # kernels, memory plan, runtime pool
     m.benchmark((x,), warmup=10, iters=100)      # timed in C++: p50/p90/mean us
@@ -11,8 +12,10 @@
 Every error brisk reports is a brisk.Error (a RuntimeError) with brisk's one-line
 message and the attributes model, node, op, message.
 
-Set-up: `bazel build //python:brisk` and `export PYTHONPATH=$PWD/bazel-bin/python/site`
-(see python/README.md).
+Set-up: `pip install dist/brisk-*.whl` (built by `tools/wheel/build.sh`; needs the torch
+it was built against), or in the tree `bazel build //python:brisk` and
+`export PYTHONPATH=$PWD/bazel-bin/python/site` (see python/README.md). The `brisk` command
+(also `python -m brisk`) comes with the wheel.
 """
 import os
 import sys
@@ -22,6 +25,27 @@ import sys
 import torch  # noqa: F401
 
 _here = os.path.dirname(os.path.abspath(__file__))
+
+
+def _check_torch():
+    """brisk's C++ is compiled against one torch release (brisk/_build_info.py, written at
+    build time): another one would fail later with undefined symbols or worse, so say it
+    at import, in one line naming both."""
+    try:
+        from . import _build_info
+    except ImportError:  # a source checkout without the build's file: the extension check below
+        return
+    found = str(getattr(torch, "__version__", "unknown"))
+    if found.split("+", 1)[0] != _build_info.torch_version:  # "2.14.1+cu130" is 2.14.1
+        where = getattr(torch, "__file__", None) or "an unknown location"
+        raise ImportError(
+            f"brisk {_build_info.version} was built against torch {_build_info.torch_version}, but the "
+            f"imported torch is {found} (from {where}); install torch=={_build_info.torch_version} "
+            f"or a brisk built against torch {found}")
+
+
+_check_torch()
+del _check_torch
 
 # Plugins (libbrisk_ops_cpu.so) are dlopen-ed by brisk and resolve brisk's registries
 # against the loaded extension, so its symbols must be global (the CLI gets the same
@@ -36,6 +60,11 @@ except ImportError as e:  # pragma: no cover - a set-up problem, not a brisk err
         "`bazel build //python:brisk` and put bazel-bin/python/site on PYTHONPATH.") from e
 finally:
     sys.setdlopenflags(_flags)
+
+try:
+    from ._build_info import version as __version__
+except ImportError:  # pragma: no cover - see _check_torch
+    __version__ = "unknown"
 
 Error = _brisk.Error
 Module = _brisk.Module

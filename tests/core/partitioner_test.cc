@@ -76,7 +76,7 @@ TEST(Partitioner, WrapsAChainAndRunsIt) {
   auto m = Module::fromIR(kChain, chainOptions(), "chain");
   EXPECT_EQ(delegateNodes(*m, KernelKind::kDelegate), 1u);
   const Node* d = nullptr;
-  for (const Node* n : m->graph().top()->nodes())
+  for (const Node* n : m->compiled()->graph().top()->nodes())
     if (n->kind() == kDelegateKind) d = n;
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->block(0)->nodes().size(), 3u);
@@ -275,7 +275,7 @@ TEST(Partitioner, OverlapBetweenBackendsIsRefused) {
   auto m = Module::fromIR(kChain, o, "overlap", &regs);
   EXPECT_GT(greedy->claims, 0);
   size_t partitions = 0;
-  for (const Node* n : m->graph().allNodes())
+  for (const Node* n : m->compiled()->graph().allNodes())
     if (n->kind() == kDelegateKind) {
       ++partitions;
       EXPECT_EQ(n->attributes().at(kDelegateBackendAttr).toStringRef(), "test_chain");

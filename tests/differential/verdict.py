@@ -4,14 +4,23 @@ Outcome.status: "pass"; "refused" (brisk declined to load it with a clear brisk.
 which is allowed, and reported); "fail". Outcome.category names the kind of failure
 (the shrinker keeps a reduction only if it fails the same way).
 """
-import math
+import os
 import re
+import sys
 from dataclasses import dataclass
 
-import torch
+# tools/outputs_close.py, two directories up (runfiles or source tree).
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import outputs_close  # noqa: E402
 
 RTOL = 1e-5
 ATOL = 1e-5
+# brisk's run against the interpreter's: the structure, types (1 is not 1.0, a list not a
+# tuple), dtypes and shapes exactly, integers and bools exactly, dict keys in order
+# (TorchScript dicts keep insertion order); floats (tensors and Python floats) within
+# ATOL * max(1, max |ref|) + RTOL * |ref|, NaN where the interpreter has NaN.
+SAME = outputs_close.Rules(rtol=RTOL, atol_scale=ATOL, scale_floor=1.0, equal_nan=True, exact_integers=True,
+                           sequences="same", strict_types=True, dict_order=True, float_scalars=True)
 
 
 @dataclass
@@ -39,60 +48,10 @@ class Outcome:
 
 
 def first_difference(got, ref, path="out"):
-    """None if got equals ref (structure, types, dtypes, shapes; floats within a
-    tolerance that grows with the reference's magnitude; everything else exactly)."""
-    if isinstance(ref, torch.Tensor):
-        if not isinstance(got, torch.Tensor):
-            return f"{path}: expected a Tensor, got {_short(got)}"
-        if got.dtype != ref.dtype:
-            return f"{path}: dtype {got.dtype}, expected {ref.dtype}"
-        if got.shape != ref.shape:
-            return f"{path}: shape {tuple(got.shape)}, expected {tuple(ref.shape)}"
-        if ref.is_floating_point():
-            if not torch.equal(torch.isnan(got), torch.isnan(ref)):
-                return f"{path}: NaNs differ"
-            g, r = got.nan_to_num(0.0).double(), ref.nan_to_num(0.0).double()
-            scale = max(1.0, r.abs().max().item()) if r.numel() else 1.0
-            bad = (g - r).abs() > ATOL * scale + RTOL * r.abs()
-            if bad.any():
-                i = bad.nonzero()[0].tolist()
-                return (f"{path}: values differ, max abs diff {(g - r).abs().max().item():.3g} "
-                        f"(at {i}: {g[tuple(i)].item()!r} vs {r[tuple(i)].item()!r})")
-        elif not torch.equal(got, ref):
-            return f"{path}: values differ ({_short(got)} vs {_short(ref)})"
-        return None
-    if type(got) is not type(ref):
-        return f"{path}: expected {type(ref).__name__} {_short(ref)}, got {type(got).__name__} {_short(got)}"
-    if isinstance(ref, (list, tuple)):
-        if len(got) != len(ref):
-            return f"{path}: length {len(got)}, expected {len(ref)}"
-        for i, (g, r) in enumerate(zip(got, ref)):
-            d = first_difference(g, r, f"{path}[{i}]")
-            if d:
-                return d
-        return None
-    if isinstance(ref, dict):
-        if list(got) != list(ref):  # TorchScript dicts keep insertion order
-            return f"{path}: keys {list(got)}, expected {list(ref)}"
-        for k in ref:
-            d = first_difference(got[k], ref[k], f"{path}[{k!r}]")
-            if d:
-                return d
-        return None
-    if isinstance(ref, float):
-        if math.isnan(ref) and math.isnan(got):
-            return None
-        if abs(got - ref) > ATOL * max(1.0, abs(ref)) + RTOL * abs(ref):
-            return f"{path}: {got!r}, expected {ref!r}"
-        return None
-    if got != ref:
-        return f"{path}: {_short(got)}, expected {_short(ref)}"
-    return None
-
-
-def _short(v, limit=120):
-    s = repr(v) if not isinstance(v, torch.Tensor) else f"tensor{tuple(v.shape)} {v.dtype}"
-    return s if len(s) <= limit else s[:limit] + "..."
+    """None if got equals ref, else "<path>: <what differs>" (tools/outputs_close.py under
+    SAME)."""
+    result = outputs_close.compare(got, ref, SAME, path)
+    return None if result else str(result)
 
 
 def is_clear_message(msg):

@@ -45,7 +45,7 @@ size_t convNodes(const Module& m) {
 // with no allocation to capture and no oneDNN buffers.
 size_t depthwiseConvNodes(const Module& m) {
   size_t n = 0;
-  for (const Node* node : m.graph().top()->nodes()) {
+  for (const Node* node : m.compiled()->graph().top()->nodes()) {
     if (node->kind() != "aten::conv2d") continue;
     const Value* w = node->input(1);
     const Value* g = node->input(6);
@@ -134,7 +134,10 @@ TEST_P(ConvCapture, WithoutPlanningConvIsNotRetained) {
   o.memory_planning = false;
   auto module = Module::load(zooModel(model), o);
   for (const NodeKernelInfo& k : module->kernelReport())
-    if (k.op == "aten::conv2d") EXPECT_EQ(k.kind, KernelKind::kNative) << k.node;
+    if (k.op == "aten::conv2d") {
+      EXPECT_EQ(k.kind, KernelKind::kOutVariant) << k.node;
+      EXPECT_EQ(k.outputs, OutputContract::kCaptured) << k.node;
+    }
   ModelInputs in = loadInputs(zooFile(model + ".inputs.pt"));
   JitReference ref(zooModel(model));
   EXPECT_EQ(compareIValues(module->run(in.args, in.kwargs), ref.run(cloneInputs(in))), "");

@@ -155,7 +155,7 @@ at::Tensor viewReference(const at::Tensor& x, const at::Tensor& y) {
 
 TEST(MemoryPlan, ViewsExtendLifetimes) {
   auto m = load(kViewExtendsLifetime);
-  const ExecBlock& top = m->plan().blocks.front();
+  const ExecBlock& top = m->compiled()->plan().blocks.front();
   ASSERT_EQ(top.managed.size(), 3u);  // a, b, s (c is the output)
   EXPECT_EQ(top.managed[0].first, 0u);
   EXPECT_EQ(top.managed[0].last, 4u);  // through the view's use at step 4
@@ -206,7 +206,7 @@ TEST(MemoryPlan, DisabledMeansNoManagedValues) {
   Options o = planned();
   o.memory_planning = false;
   auto m = load(kViewExtendsLifetime, o);
-  EXPECT_TRUE(m->plan().blocks.front().managed.empty());
+  EXPECT_TRUE(m->compiled()->plan().blocks.front().managed.empty());
   at::Tensor x = at::randn({3, 5}), y = at::randn({5, 3});
   EXPECT_TRUE(m->run({x, y}).toTensor().allclose(viewReference(x, y)));
 }
@@ -236,7 +236,7 @@ at::Tensor loopReference(at::Tensor x, int64_t n) {
 TEST(MemoryPlan, LoopBodiesPlanPerIteration) {
   auto m = load(kLoop);
   size_t managed = 0;
-  for (const ExecBlock& b : m->plan().blocks) managed += b.managed.size();
+  for (const ExecBlock& b : m->compiled()->plan().blocks) managed += b.managed.size();
   EXPECT_EQ(managed, 4u);  // z; a, b, c in the body
   auto rt = m->createRuntime();
   for (auto [size, n] : std::vector<std::pair<int64_t, int64_t>>{{8, 3}, {8, 5}, {64, 2}, {8, 0}, {8, 7}}) {

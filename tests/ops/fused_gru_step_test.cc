@@ -107,7 +107,7 @@ TEST(FuseGruCell, EncoderMatchesExportAndUnfused) {
   bool skipped = false;
   EXPECT_EQ(passChanged(*unfused, kPass, &skipped), 0u);
   EXPECT_TRUE(skipped);
-  EXPECT_EQ(countKind(unfused->graph(), kStep), 0u);
+  EXPECT_EQ(countKind(unfused->compiled()->graph(), kStep), 0u);
   const c10::IValue unfused_out = runChecked(*unfused, expected, inputs);
 
   Options steps_only;
@@ -116,12 +116,12 @@ TEST(FuseGruCell, EncoderMatchesExportAndUnfused) {
   // 16 steps, the initial state a model input: every step fuses.
   EXPECT_EQ(passChanged(*fused, kPass, &skipped), 16u);
   EXPECT_FALSE(skipped);
-  EXPECT_EQ(countKind(fused->graph(), kStep), 16u);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), kStep), 16u);
   // Each fused step replaces 17 nodes (2 splits, 2 unpacks, 2 views, addmm, 4 adds, 2
   // sigmoids, tanh, 2 muls, sub) by one; nothing else reads them.
-  EXPECT_LE(fused->graph().numNodes() + 16 * 16, unfused->graph().numNodes());
-  EXPECT_EQ(countKind(fused->graph(), "aten::split_with_sizes"), 0u);
-  EXPECT_EQ(absorbedSlices(fused->graph(), kStep), 16u);
+  EXPECT_LE(fused->compiled()->graph().numNodes() + 16 * 16, unfused->compiled()->graph().numNodes());
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "aten::split_with_sizes"), 0u);
+  EXPECT_EQ(absorbedSlices(fused->compiled()->graph(), kStep), 16u);
   expectKernels(*fused, kStep, KernelKind::kOutVariant, "brisk GRU step");
   const c10::IValue fused_out = runChecked(*fused, expected, inputs);
   EXPECT_EQ(compareIValues(fused_out, unfused_out, kTol), "");
@@ -135,7 +135,7 @@ TEST(FuseGruCell, SmallGemmOffAndDispatcherPathMatch) {
   no_small.disabled_passes = {kLayerPass};
   no_small.plugin_options["ops_cpu.small_gemm"] = false;
   auto blas = Module::load(path, no_small);
-  EXPECT_EQ(countKind(blas->graph(), kStep), 16u);
+  EXPECT_EQ(countKind(blas->compiled()->graph(), kStep), 16u);
   runChecked(*blas, expected, inputs);
 
   // Every node through the fallback: the op's dispatcher implementation (the unfused
@@ -144,7 +144,7 @@ TEST(FuseGruCell, SmallGemmOffAndDispatcherPathMatch) {
   fallback.disabled_passes = {kLayerPass};
   fallback.fallback_only = true;
   auto via_dispatcher = Module::load(path, fallback);
-  EXPECT_EQ(countKind(via_dispatcher->graph(), kStep), 16u);
+  EXPECT_EQ(countKind(via_dispatcher->compiled()->graph(), kStep), 16u);
   for (const NodeKernelInfo& k : via_dispatcher->kernelReport())
     if (k.op == kStep) {
       EXPECT_EQ(k.kind, KernelKind::kFallback);
@@ -162,11 +162,11 @@ TEST(FuseRnnLayer, EncoderBecomesOneLayerNode) {
   bool skipped = true;
   EXPECT_EQ(passChanged(*fused, kLayerPass, &skipped), 1u);
   EXPECT_FALSE(skipped);
-  EXPECT_EQ(countKind(fused->graph(), "aten::gru"), 1u);
-  EXPECT_EQ(countKind(fused->graph(), kStep), 0u);
-  EXPECT_EQ(countKind(fused->graph(), "aten::addmm"), 0u);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "aten::gru"), 1u);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), kStep), 0u);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "aten::addmm"), 0u);
   // The export's stacking of the final state, view(cat([squeeze(h_n, [0])], 0)), is h_n.
-  EXPECT_EQ(countKind(fused->graph(), "aten::cat"), 0u);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "aten::cat"), 0u);
   expectKernels(*fused, "aten::gru.input", KernelKind::kOutVariant, "brisk GRU");
   runChecked(*fused, expected, testing::zooFile(kEncoderInputs));
 
@@ -174,7 +174,7 @@ TEST(FuseRnnLayer, EncoderBecomesOneLayerNode) {
   Options fallback;
   fallback.fallback_only = true;
   auto via_dispatcher = Module::load(path, fallback);
-  EXPECT_EQ(countKind(via_dispatcher->graph(), "aten::gru"), 1u);
+  EXPECT_EQ(countKind(via_dispatcher->compiled()->graph(), "aten::gru"), 1u);
   runChecked(*via_dispatcher, expected, testing::zooFile(kEncoderInputs));
 }
 
@@ -194,12 +194,12 @@ void expectProgram(const std::string& name, size_t steps, size_t layers, size_t 
   bool skipped = true;
   EXPECT_EQ(passChanged(*fused, kPass, &skipped), steps);
   EXPECT_EQ(passChanged(*fused, kLayerPass, &skipped), layers);
-  EXPECT_EQ(countKind(fused->graph(), kStep), steps_left);
-  EXPECT_EQ(countKind(fused->graph(), "aten::gru"), layers);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), kStep), steps_left);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "aten::gru"), layers);
   if (steps > 0) {
-    EXPECT_LT(fused->graph().numNodes(), unfused->graph().numNodes());
+    EXPECT_LT(fused->compiled()->graph().numNodes(), unfused->compiled()->graph().numNodes());
   } else {
-    EXPECT_EQ(fused->graph().numNodes(), unfused->graph().numNodes());
+    EXPECT_EQ(fused->compiled()->graph().numNodes(), unfused->compiled()->graph().numNodes());
   }
   EXPECT_EQ(compareIValues(runChecked(*fused, expected, inputs), runChecked(*unfused, expected, inputs), kTol), "");
 }

@@ -98,7 +98,7 @@ TEST(FuseLstmCell, TaggerMatchesExportAndUnfused) {
   bool skipped = false;
   EXPECT_EQ(passChanged(*unfused, kPass, &skipped), 0u);
   EXPECT_TRUE(skipped);
-  EXPECT_EQ(countKind(unfused->graph(), "ops_cpu::lstm_step"), 0u);
+  EXPECT_EQ(countKind(unfused->compiled()->graph(), "ops_cpu::lstm_step"), 0u);
   const c10::IValue unfused_out = runChecked(*unfused, expected);
 
   auto fused = loadTagger(stepsOnly());
@@ -107,13 +107,13 @@ TEST(FuseLstmCell, TaggerMatchesExportAndUnfused) {
   // as a step with a zero state and weight.
   EXPECT_EQ(passChanged(*fused, kPass, &skipped), 80u);
   EXPECT_FALSE(skipped);
-  EXPECT_EQ(countKind(fused->graph(), "ops_cpu::lstm_step"), 80u);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "ops_cpu::lstm_step"), 80u);
   // Each fused step replaces at least 13 nodes (add, split, unpack, 4 activations, 3
   // muls, add, tanh; 2 views and the addmm more where not folded) and the slice and
   // squeeze of its row; nothing else reads them, so dead-code elimination removes them.
-  EXPECT_LE(fused->graph().numNodes() + 80 * 14, unfused->graph().numNodes());
-  EXPECT_EQ(countKind(fused->graph(), "aten::split_with_sizes"), 0u);
-  EXPECT_EQ(absorbedSlices(fused->graph(), "ops_cpu::lstm_step"), 80u);
+  EXPECT_LE(fused->compiled()->graph().numNodes() + 80 * 14, unfused->compiled()->graph().numNodes());
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "aten::split_with_sizes"), 0u);
+  EXPECT_EQ(absorbedSlices(fused->compiled()->graph(), "ops_cpu::lstm_step"), 80u);
   for (const NodeKernelInfo& k : fused->kernelReport())
     if (k.op == "ops_cpu::lstm_step") {
       EXPECT_EQ(k.kind, KernelKind::kOutVariant);
@@ -128,7 +128,7 @@ TEST(FuseLstmCell, SmallGemmOffAndDispatcherPathMatch) {
   Options no_small = stepsOnly();
   no_small.plugin_options["ops_cpu.small_gemm"] = false;
   auto blas = loadTagger(no_small);
-  EXPECT_EQ(countKind(blas->graph(), "ops_cpu::lstm_step"), 80u);
+  EXPECT_EQ(countKind(blas->compiled()->graph(), "ops_cpu::lstm_step"), 80u);
   runChecked(*blas, expected);
 
   // Every node through the fallback: the op's dispatcher implementation (the unfused
@@ -136,7 +136,7 @@ TEST(FuseLstmCell, SmallGemmOffAndDispatcherPathMatch) {
   Options fallback = stepsOnly();
   fallback.fallback_only = true;
   auto via_dispatcher = loadTagger(fallback);
-  EXPECT_EQ(countKind(via_dispatcher->graph(), "ops_cpu::lstm_step"), 80u);
+  EXPECT_EQ(countKind(via_dispatcher->compiled()->graph(), "ops_cpu::lstm_step"), 80u);
   for (const NodeKernelInfo& k : via_dispatcher->kernelReport())
     if (k.op == "ops_cpu::lstm_step") {
       EXPECT_EQ(k.kind, KernelKind::kFallback);
@@ -152,7 +152,7 @@ TEST(FuseRnnLayer, TaggerBecomesTwoLayerNodes) {
   bool skipped = true;
   EXPECT_EQ(passChanged(*fused, kLayerPass, &skipped), 2u);
   EXPECT_FALSE(skipped);
-  const Graph& g = fused->graph();
+  const Graph& g = fused->compiled()->graph();
   EXPECT_EQ(countKind(g, "aten::lstm"), 2u);
   EXPECT_EQ(countKind(g, "ops_cpu::lstm_step"), 0u);
   EXPECT_EQ(countKind(g, "aten::flip"), 0u);
@@ -172,7 +172,7 @@ TEST(FuseRnnLayer, TaggerBecomesTwoLayerNodes) {
   Options fallback;
   fallback.fallback_only = true;
   auto via_dispatcher = loadTagger(fallback);
-  EXPECT_EQ(countKind(via_dispatcher->graph(), "aten::lstm"), 2u);
+  EXPECT_EQ(countKind(via_dispatcher->compiled()->graph(), "aten::lstm"), 2u);
   runChecked(*via_dispatcher, expected);
 }
 
@@ -192,12 +192,12 @@ void expectProgram(const std::string& name, size_t steps, size_t layers, size_t 
   bool skipped = true;
   EXPECT_EQ(passChanged(*fused, kPass, &skipped), steps);
   EXPECT_EQ(passChanged(*fused, kLayerPass, &skipped), layers);
-  EXPECT_EQ(countKind(fused->graph(), "ops_cpu::lstm_step"), steps_left);
-  EXPECT_EQ(countKind(fused->graph(), "aten::lstm"), layers);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "ops_cpu::lstm_step"), steps_left);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), "aten::lstm"), layers);
   if (steps > 0) {
-    EXPECT_LT(fused->graph().numNodes(), unfused->graph().numNodes());
+    EXPECT_LT(fused->compiled()->graph().numNodes(), unfused->compiled()->graph().numNodes());
   } else {
-    EXPECT_EQ(fused->graph().numNodes(), unfused->graph().numNodes());
+    EXPECT_EQ(fused->compiled()->graph().numNodes(), unfused->compiled()->graph().numNodes());
   }
   EXPECT_EQ(compareIValues(runChecked(*fused, expected, inputs), runChecked(*unfused, expected, inputs), kTol), "");
 }

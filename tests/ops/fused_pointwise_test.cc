@@ -101,8 +101,8 @@ void expectSame(const std::string& ir, const std::vector<std::vector<c10::IValue
                 int64_t max_ulps = 0, float abs_tol = 0x1p-22f) {
   auto fused = load(ir, true);
   auto plain = load(ir, false);
-  EXPECT_EQ(countKind(fused->graph(), kFused), want_fused) << fused->graph().str();
-  EXPECT_EQ(countKind(plain->graph(), kFused), 0u);
+  EXPECT_EQ(countKind(fused->compiled()->graph(), kFused), want_fused) << fused->compiled()->graph().str();
+  EXPECT_EQ(countKind(plain->compiled()->graph(), kFused), 0u);
   for (size_t s = 0; s < input_sets.size(); ++s) {
     for (int rep = 0; rep < 3; ++rep) {
       SCOPED_TRACE("input set " + std::to_string(s) + " run " + std::to_string(rep));
@@ -483,7 +483,7 @@ TEST(FusedPointwise, DisabledByName) {
     if (r.name == kPass) {
       EXPECT_TRUE(r.skipped);
     }
-  EXPECT_EQ(countKind(m->graph(), kFused), 0u);
+  EXPECT_EQ(countKind(m->compiled()->graph(), kFused), 0u);
 }
 
 // The zoo's 100-op chains in all three forms: one fused node, same bits as unfused.
@@ -496,7 +496,7 @@ TEST(FusedPointwise, ZooChains) {
     off.disabled_passes = {kPass};
     auto fused = Module::load(testing::zooFile(file), on);
     auto plain = Module::load(testing::zooFile(file), off);
-    EXPECT_EQ(countKind(fused->graph(), kFused), 1u);
+    EXPECT_EQ(countKind(fused->compiled()->graph(), kFused), 1u);
     for (const char* in : {".inputs.pt", ".inputs2.pt"}) {
       ModelInputs a = loadInputs(testing::zooFile(stem + in));
       ModelInputs b = loadInputs(testing::zooFile(stem + in));

@@ -12,8 +12,9 @@
 namespace brisk::testing {
 namespace {
 
-constexpr KernelKind kNative = KernelKind::kNative;
 constexpr KernelKind kOut = KernelKind::kOutVariant;
+// An in-place kernel is an out-variant kernel whose output may be its input.
+constexpr OutputContract kIntoInput = OutputContract::kIntoInput;
 
 // Input sets below differ in rank or dtype on purpose.
 Options loose() {
@@ -33,7 +34,7 @@ Options noFusion(Options o) {
 std::vector<std::pair<std::string, int>> marks(const std::string& ir, Options o = {}) {
   auto m = Module::fromIR(ir, noFusion(o));
   std::vector<std::pair<std::string, int>> out;
-  for (const Node* n : m->graph().top()->nodes()) out.emplace_back(n->kind(), n->reusableInput());
+  for (const Node* n : m->compiled()->graph().top()->nodes()) out.emplace_back(n->kind(), n->reusableInput());
   return out;
 }
 
@@ -170,7 +171,7 @@ graph(%a : Tensor, %c : bool):
   return (%o))IR",
                           noFusion({}));
   int hardswish = -2, relu = -2;
-  for (const Node* n : m->graph().allNodes()) {
+  for (const Node* n : m->compiled()->graph().allNodes()) {
     if (n->kind() == "aten::hardswish") hardswish = n->reusableInput();
     if (n->kind() == "aten::relu") relu = n->reusableInput();
   }
@@ -218,7 +219,7 @@ graph(%a : Tensor):
         .inputs({at::randn({3, 4}) * 3})
         .inputs({at::randn({2, 8, 9, 5}) * 3})  // large enough for ATen's vectorized path
         .inputs({at::randn({2, 3, 5, 5}).contiguous(at::MemoryFormat::ChannelsLast) * 3})
-        .expectKernel(key, kNative)
+        .expectKernel(key, kOut, kIntoInput)
         .run();
   }
 }
@@ -235,7 +236,7 @@ graph(%a : Tensor):
       .inputs({at::randn({7})})
       .inputs({at::randn({300, 100})})  // above the small-relu loop's size
       .inputs({at::randint(-5, 5, {6}, at::kInt)})
-      .expectKernel("aten::relu", kNative)
+      .expectKernel("aten::relu", kOut, kIntoInput)
       .run();
 }
 
@@ -260,7 +261,7 @@ TEST(InPlaceReuse, BinaryOpsWriteIntoTheOperandThatFits) {
         .inputs({at::randn({6, 5}), at::randn({5})})
         .inputs({at::randn({1, 5}), at::randn({6, 5})})
         .inputs({at::randn({6, 1}), at::randn({1, 5})})
-        .expectKernel(std::string(op) + ".Tensor", kNative)
+        .expectKernel(std::string(op) + ".Tensor", kOut, kIntoInput)
         .run();
   }
 }
@@ -279,8 +280,8 @@ graph(%a : Tensor, %f : Tensor):
       .options(loose())
       .inputs({at::randint(-4, 4, {3, 4}, at::kLong), at::randn({3, 4})})
       .inputs({at::randint(-4, 4, {5, 6}, at::kInt), at::randn({5, 6})})
-      .expectKernel("aten::add.Tensor", kNative)
-      .expectKernel("aten::sigmoid", kNative)
+      .expectKernel("aten::add.Tensor", kOut, kIntoInput)
+      .expectKernel("aten::sigmoid", kOut, kIntoInput)
       .run();
 }
 
@@ -303,7 +304,7 @@ graph(%a : Tensor):
   OpTester(ir).options(unplanned).inputs({at::randn({8})}).inputs({at::randn({30})}).run();
   Options off;
   off.inplace_reuse = false;
-  OpTester(ir).options(off).inputs({at::randn({8})}).expectKernel("aten::relu", kOut).run();
+  OpTester(ir).options(off).inputs({at::randn({8})}).expectKernel("aten::relu", kOut, OutputContract::kReused).run();
 }
 
 }  // namespace

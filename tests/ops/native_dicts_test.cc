@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "tests/ops/op_tester.h"
 
 namespace brisk::testing {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/executor/module.h"
+#include "core/executor/runtime.h"
 #include "core/kernels/delegate.h"
 #include "tests/ops/op_tester.h"
 #include "tests/testing/model_check.h"

@@ -120,15 +120,18 @@ void OpTester::runSets(size_t begin, size_t end) {
     options.disabled_passes.push_back("ops_cpu.fuse_view_chain");
   }
   auto module = Module::fromIR(ir_, options, "op-test");
-  for (const auto& [key, kind] : expected_) {
+  for (const auto& [key, kind, outputs] : expected_) {
     bool found = false;
     for (const NodeKernelInfo& info : module->kernelReport()) {
       if (info.op != key) continue;
       found = true;
       EXPECT_EQ(kernelKindName(info.kind), std::string(kernelKindName(kind)))
           << key << " is served by " << info.provider << " (" << info.detail << ")";
+      if (outputs)
+        EXPECT_EQ(outputContractName(info.outputs), std::string(outputContractName(*outputs)))
+            << key << " is served by " << info.provider << " (" << info.detail << ")";
     }
-    EXPECT_TRUE(found) << "no node " << key << " in:\n" << module->graph().str();
+    EXPECT_TRUE(found) << "no node " << key << " in:\n" << module->compiled()->graph().str();
   }
   auto g = std::make_shared<torch::jit::Graph>();
   torch::jit::parseIR(ir_, g.get());

@@ -62,7 +62,12 @@ class OpTester {
     return *this;
   }
   OpTester& expectKernel(std::string op_key, KernelKind kind) {
-    expected_.emplace_back(std::move(op_key), kind);
+    expected_.push_back(Expected{std::move(op_key), kind, std::nullopt});
+    return *this;
+  }
+  // The same, and what the kernel does with its output's memory.
+  OpTester& expectKernel(std::string op_key, KernelKind kind, OutputContract outputs) {
+    expected_.push_back(Expected{std::move(op_key), kind, outputs});
     return *this;
   }
   OpTester& tolerance(Tolerance tol) {
@@ -94,7 +99,12 @@ class OpTester {
   void runSets(size_t begin, size_t end);
   std::string ir_;
   std::vector<std::vector<c10::IValue>> input_sets_;
-  std::vector<std::pair<std::string, KernelKind>> expected_;
+  struct Expected {
+    std::string op_key;
+    KernelKind kind;
+    std::optional<OutputContract> outputs;
+  };
+  std::vector<Expected> expected_;
   Tolerance tol_{1e-5, 1e-6};
   Options options_;
   bool delegates_ = false;

@@ -13,7 +13,9 @@
 namespace brisk::testing {
 namespace {
 
-constexpr KernelKind kNative = KernelKind::kNative;
+// In-place ops come from the out-variant registry; their output is `self` itself.
+constexpr KernelKind kOut = KernelKind::kOutVariant;
+constexpr OutputContract kSelf = OutputContract::kFresh;
 
 // Rows 0-5 of w = 2x mutated through views by each op, then all of w by dropout_.
 TEST(OutInPlaceMore, ThroughViews) {
@@ -53,12 +55,12 @@ graph(%x : Tensor, %m : Tensor, %t : Tensor):
              {{at::randn({6, 3}, at::kDouble), at::rand({3}) > 0.5, at::scalar_tensor(2.0)}}},
             [](OpTester& t) {
               t.tolerance(Tolerance{0, 0, 0})
-                  .expectKernel("aten::clamp_", kNative)
-                  .expectKernel("aten::silu_", kNative)
-                  .expectKernel("aten::hardswish_", kNative)
-                  .expectKernel("aten::masked_fill_.Scalar", kNative)
-                  .expectKernel("aten::fill_.Tensor", kNative)
-                  .expectKernel("aten::dropout_", kNative);
+                  .expectKernel("aten::clamp_", kOut, kSelf)
+                  .expectKernel("aten::silu_", kOut, kSelf)
+                  .expectKernel("aten::hardswish_", kOut, kSelf)
+                  .expectKernel("aten::masked_fill_.Scalar", kOut, kSelf)
+                  .expectKernel("aten::fill_.Tensor", kOut, kSelf)
+                  .expectKernel("aten::dropout_", kOut, kSelf);
             });
 }
 
@@ -86,9 +88,9 @@ graph(%x : Tensor, %m : Tensor, %t : Tensor):
              {{at::randint(-10, 10, {3, 5}, at::kInt), at::rand({5}) > 0.5, at::scalar_tensor(2.75)}}},
             [](OpTester& t) {
               t.tolerance(Tolerance{0, 0, 0})
-                  .expectKernel("aten::clamp_", kNative)
-                  .expectKernel("aten::masked_fill_.Scalar", kNative)
-                  .expectKernel("aten::fill_.Tensor", kNative);
+                  .expectKernel("aten::clamp_", kOut, kSelf)
+                  .expectKernel("aten::masked_fill_.Scalar", kOut, kSelf)
+                  .expectKernel("aten::fill_.Tensor", kOut, kSelf);
             });
 }
 

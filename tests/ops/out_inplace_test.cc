@@ -13,7 +13,9 @@
 namespace brisk::testing {
 namespace {
 
-constexpr KernelKind kNative = KernelKind::kNative;
+// In-place ops come from the out-variant registry; their output is `self` itself.
+constexpr KernelKind kOutInPlace = KernelKind::kOutVariant;
+constexpr OutputContract kSelf = OutputContract::kFresh;
 
 // Row 0 of an intermediate, mutated through the view: the intermediate shows it.
 TEST(OutInPlace, ThroughAView) {
@@ -37,14 +39,14 @@ graph(%x : Tensor, %y : Tensor, %s : float):
   return (%r))IR")
       .inputs({at::randn({3, 4}), at::rand({4}) + 0.5, c10::IValue(1.5)})
       .inputs({at::randn({2, 7}), at::rand({1}) + 0.5, c10::IValue(-3.0)})
-      .expectKernel("aten::add_.Scalar", kNative)
-      .expectKernel("aten::mul_.Scalar", kNative)
-      .expectKernel("aten::sub_.Scalar", kNative)
-      .expectKernel("aten::div_.Scalar", kNative)
-      .expectKernel("aten::add_.Tensor", kNative)
-      .expectKernel("aten::sub_.Tensor", kNative)
-      .expectKernel("aten::mul_.Tensor", kNative)
-      .expectKernel("aten::div_.Tensor", kNative)
+      .expectKernel("aten::add_.Scalar", kOutInPlace, kSelf)
+      .expectKernel("aten::mul_.Scalar", kOutInPlace, kSelf)
+      .expectKernel("aten::sub_.Scalar", kOutInPlace, kSelf)
+      .expectKernel("aten::div_.Scalar", kOutInPlace, kSelf)
+      .expectKernel("aten::add_.Tensor", kOutInPlace, kSelf)
+      .expectKernel("aten::sub_.Tensor", kOutInPlace, kSelf)
+      .expectKernel("aten::mul_.Tensor", kOutInPlace, kSelf)
+      .expectKernel("aten::div_.Tensor", kOutInPlace, kSelf)
       .run();
 }
 
@@ -65,8 +67,8 @@ graph(%x : Tensor, %n : int):
   return (%w))IR")
       .inputs({at::randn({2, 3}), int64_t{3}})
       .inputs({at::randn({5, 1}), int64_t{1}})
-      .expectKernel("aten::add_.Scalar", kNative)
-      .expectKernel("aten::mul_.Scalar", kNative)
+      .expectKernel("aten::add_.Scalar", kOutInPlace, kSelf)
+      .expectKernel("aten::mul_.Scalar", kOutInPlace, kSelf)
       .run();
 }
 
@@ -88,9 +90,9 @@ graph(%x : Tensor, %y : Tensor):
       .inputs({at::randint(-20, 20, {2, 3}, at::kLong), at::randint(1, 5, {3}, at::kLong)})
       .inputs({at::randint(-20, 20, {3, 5}, at::kLong), at::randint(1, 5, {5}, at::kLong)})
       .tolerance(Tolerance{0, 0, 0})
-      .expectKernel("aten::add_.Scalar", kNative)
-      .expectKernel("aten::div_.Tensor_mode", kNative)
-      .expectKernel("aten::div_.Scalar_mode", kNative)
+      .expectKernel("aten::add_.Scalar", kOutInPlace, kSelf)
+      .expectKernel("aten::div_.Tensor_mode", kOutInPlace, kSelf)
+      .expectKernel("aten::div_.Scalar_mode", kOutInPlace, kSelf)
       .run();
 }
 
@@ -144,15 +146,15 @@ graph(%x : Tensor):
       .inputs({at::randn({3, 4})})
       .inputs({at::randn({2, 7})})
       .tolerance(Tolerance{0, 0, 0})
-      .expectKernel("aten::relu_", kNative)
-      .expectKernel("aten::hardtanh_", kNative)
+      .expectKernel("aten::relu_", kOutInPlace, kSelf)
+      .expectKernel("aten::hardtanh_", kOutInPlace, kSelf)
       .run();
   OpTester(ir)  // integers: relu_'s fast path, hardtanh_'s ATen path
       .inputs({at::randint(-5, 5, {3, 4}, at::kLong)})
       .inputs({at::randint(-5, 5, {2, 6}, at::kLong)})
       .tolerance(Tolerance{0, 0, 0})
-      .expectKernel("aten::relu_", kNative)
-      .expectKernel("aten::hardtanh_", kNative)
+      .expectKernel("aten::relu_", kOutInPlace, kSelf)
+      .expectKernel("aten::hardtanh_", kOutInPlace, kSelf)
       .run();
 }
 

@@ -20,7 +20,6 @@ namespace brisk {
 namespace {
 
 constexpr KernelKind kOut = KernelKind::kOutVariant;
-constexpr KernelKind kNative = KernelKind::kNative;
 
 std::string program(const std::string& file) { return testing::runfile("tests/ops/" + file); }
 
@@ -98,15 +97,16 @@ TEST(OutMathPt2, CoreIR) {
   expectMatches("math_ops.core.pt2", "math_ops", kinds);
 }
 
-// The aten IR keeps the in-place ops; each writes into its (fresh or view) target.
+// The aten IR keeps the in-place ops; each writes into its (fresh or view) target. Their
+// kernels are out-variant ones whose output is the target itself (OutputContract::kFresh).
 TEST(OutMathPt2, InPlaceAtenIR) {
   expectMatches("math_inplace.pt2", "math_inplace",
-                {{"aten::clamp_", kNative},
-                 {"aten::masked_fill_.Scalar", kNative},
-                 {"aten::silu_", kNative},
-                 {"aten::hardswish_", kNative},
-                 {"aten::dropout_", kNative},
-                 {"aten::fill_.Tensor", kNative}});
+                {{"aten::clamp_", kOut},
+                 {"aten::masked_fill_.Scalar", kOut},
+                 {"aten::silu_", kOut},
+                 {"aten::hardswish_", kOut},
+                 {"aten::dropout_", kOut},
+                 {"aten::fill_.Tensor", kOut}});
 }
 
 // The core IR of the same program (functional ops only) still matches.

@@ -116,11 +116,12 @@ TEST_P(OutZooCoverage, KeyOpsGetTheirKernels) {
     // conv2d: native (direct call) or out-variant (planned outputs), the conv kernel's
     // owner's choice (ops_cpu/out_variant/conv.cc); never the fallback.
     const bool conv = info.op == "aten::conv2d";
-    // An out-variant op that writes into its free input (core/graph/inplace_reuse.h) has a
-    // native kernel: its output is that input, not a tensor of its own.
-    const KernelKind kind = (conv && info.kind == kOut) ? kOut : info.in_place ? KernelKind::kNative : it->second;
+    // An out-variant op that writes into its free input (core/graph/inplace_reuse.h) keeps
+    // its kind and says so in its output contract: its output is that input.
+    const KernelKind kind = (conv && info.kind == kOut) ? kOut : it->second;
     if (info.in_place) {
       EXPECT_EQ(it->second, kOut) << info.node;
+      EXPECT_EQ(info.outputs, OutputContract::kIntoInput) << info.node;
     }
     EXPECT_EQ(kernelKindName(info.kind), std::string(kernelKindName(kind)))
         << model << ": " << info.node << " -> " << info.provider << " (" << info.detail << ")";

@@ -43,7 +43,7 @@ void expectProgram(const std::string& name, const std::set<std::string>& ops) {
     EXPECT_NE(k.kind, KernelKind::kFallback) << k.op;
     EXPECT_EQ(k.provider, "ops_cpu") << k.op << ": " << k.detail;
   }
-  EXPECT_EQ(seen, ops) << m->graph().str();
+  EXPECT_EQ(seen, ops) << m->compiled()->graph().str();
   const c10::IValue expected = loadPickle(program(name + ".expected.pt"));
   ModelInputs inputs = loadInputs(program(name + ".inputs.pt"));
   const ModelInputs copy = cloneInputs(inputs);

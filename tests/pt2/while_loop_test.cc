@@ -85,13 +85,13 @@ TEST(WhileLoop, BecomesOnePrimLoopWithTheConditionAtTheEndOfItsBody) {
   o.disabled_passes = {"ops_cpu.fuse_pointwise"};  // it would fuse i' = i + 1 with i' < n
   auto module = Module::load(program("while_counter.pt2"), o);
   const Node* loop = nullptr;
-  for (const Node* n : module->graph().allNodes())
+  for (const Node* n : module->compiled()->graph().allNodes())
     if (n->kind() == "prim::Loop") {
       EXPECT_EQ(loop, nullptr) << "two loops";
       loop = n;
     }
   ASSERT_NE(loop, nullptr);
-  EXPECT_EQ(loop->owningBlock(), module->graph().top());
+  EXPECT_EQ(loop->owningBlock(), module->compiled()->graph().top());
   EXPECT_EQ(loop->input(0)->constant().toInt(), std::numeric_limits<int64_t>::max());
   EXPECT_EQ(loop->input(1)->producer()->kind(), "aten::Bool");
   const Block& body = *loop->block(0);

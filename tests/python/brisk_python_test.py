@@ -15,6 +15,10 @@ import brisk  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import junit  # noqa: E402
 
+# tools/outputs_close.py, two directories up (runfiles or source tree).
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import outputs_close  # noqa: E402
+
 torch.set_num_threads(1)
 
 ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
@@ -22,6 +26,9 @@ MODELS = ["resnet18", "mobilenet_v2", "mlp", "deepandwide", "transformer", "ince
           "inception_nofork", "control_flow", "multi_output", "chain_mul100", "chain_add100",
           "lstm_tagger", "gru_encoder"]
 RTOL, ATOL = 1e-4, 1e-5
+# Same dtypes and shapes; a tuple / list matched by an instance of its type; dict keys in
+# any order; other values equal.
+CLOSE = outputs_close.Rules(rtol=RTOL, atol=ATOL, sequences="isinstance")
 
 
 def zoo(name, suffix=".pt"):
@@ -34,24 +41,8 @@ def inputs(name, tag="inputs"):
 
 
 def assert_close(test, got, expected, what):
-    if isinstance(expected, torch.Tensor):
-        test.assertIsInstance(got, torch.Tensor, what)
-        test.assertEqual(got.shape, expected.shape, what)
-        test.assertEqual(got.dtype, expected.dtype, what)
-        test.assertTrue(torch.allclose(got, expected, rtol=RTOL, atol=ATOL),
-                        f"{what}: max abs diff {(got - expected).abs().max().item()}")
-    elif isinstance(expected, (tuple, list)):
-        test.assertIsInstance(got, type(expected), what)
-        test.assertEqual(len(got), len(expected), what)
-        for i, (g, e) in enumerate(zip(got, expected)):
-            assert_close(test, g, e, f"{what}[{i}]")
-    elif isinstance(expected, dict):
-        test.assertIsInstance(got, dict, what)
-        test.assertEqual(sorted(got), sorted(expected), what)
-        for k in expected:
-            assert_close(test, got[k], expected[k], f"{what}[{k!r}]")
-    else:
-        test.assertEqual(got, expected, what)
+    """Fails `test` (AssertionError, a unittest failure) saying where and why they differ."""
+    outputs_close.check(got, expected, CLOSE, what)
 
 
 class ZooModelsMatchTorchScript(unittest.TestCase):

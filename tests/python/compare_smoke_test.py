@@ -1,7 +1,7 @@
 """//tools/bench:compare in --quick mode (the CI smoke test): it runs, every executor
 agrees with eager PyTorch, and the Markdown, JSON and chart are written. Also the
-script's own helpers (case selection, output comparison, executor selection, best other
-runtime). No timing is asserted.
+comparison package's helpers (case selection, output comparison, executor selection,
+best other runtime). No timing is asserted.
 
 Two runs keep it fast: the TorchScript executors, ONNX Runtime, OpenVINO and brisk on two
 small cases with memory processes; Inductor and AOTInductor (tens of seconds of compiling
@@ -19,8 +19,10 @@ import junit  # noqa: E402
 
 R = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk")
 COMPARE = os.path.join(R, "tools", "bench", "compare.py")
+# The comparison package beside compare.py (its settings re-exec only happens when
+# compare.py runs as a script).
 sys.path.insert(0, os.path.dirname(COMPARE))
-import compare  # noqa: E402  (its settings re-exec only happens when run as a script)
+from comparison import cases, executors, outputs, settings, timing  # noqa: E402
 
 OUT = os.path.join(os.environ.get("TEST_TMPDIR", "/tmp"), "compare_out")
 CASES = "mlp:b1,inception_fork:b1"
@@ -31,8 +33,8 @@ COMPILED = ("inductor", "aotinductor", "brisk_aoti", "brisk_aoti_partial")
 UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 # The reduced-precision rows (--precision), after the fp32 ones.
 PRECISION = "int8,fp16" + ("" if UNDER_ASAN else ",bf16")
-CHEAP = [n for n in compare.EXECUTORS
-         if n not in COMPILED and n not in compare.REDUCED_EXECUTORS and not (UNDER_ASAN and n == "openvino")]
+CHEAP = [n for n in executors.EXECUTORS
+         if n not in COMPILED and n not in executors.REDUCED_EXECUTORS and not (UNDER_ASAN and n == "openvino")]
 COMPILED_CASE = "mlp:b1"
 
 
@@ -106,7 +108,7 @@ class QuickRun(unittest.TestCase):
         report = self.report()
         results = report["results"]
         self.assertEqual([f"{r['model']}:b{r['batch']}" for r in results], CASES.split(","))
-        reduced = [n for n, k in compare.REDUCED_EXECUTORS.items() if k in PRECISION.split(",")]
+        reduced = [n for n, k in executors.REDUCED_EXECUTORS.items() if k in PRECISION.split(",")]
         self.assertEqual(report["options"]["executors"], CHEAP + reduced)
         for r in results:
             # Reduced precision: within the looser bound, with the error stated, and never
@@ -114,7 +116,7 @@ class QuickRun(unittest.TestCase):
             for name in reduced:
                 assert_runs_or_says_why(self, report, r, name)
                 self.assertIn("of the output's range", r["executors"][name]["source"])
-            self.assertNotIn(r["best_other"]["name"], compare.REDUCED_EXECUTORS)
+            self.assertNotIn(r["best_other"]["name"], executors.REDUCED_EXECUTORS)
             self.assertEqual(r["output_reference"], "eager")
             for name in CHEAP:
                 assert_runs_or_says_why(self, report, r, name)
@@ -132,12 +134,12 @@ class QuickRun(unittest.TestCase):
                 self.assertNotIn(name, r["executors"])
             # The best other runtime is never brisk, and brisk's ratio to it is recorded.
             best = r["best_other"]
-            self.assertIn(best["name"], compare.OTHERS)
+            self.assertIn(best["name"], executors.OTHERS)
             self.assertGreater(best["brisk_ratio"], 0)
 
     def test_memory_per_executor_under_both_mallocs(self):
         for r in self.report()["results"]:
-            self.assertEqual(sorted(r["memory"]), sorted([compare.MALLOC_TUNED, compare.MALLOC_DEFAULT]))
+            self.assertEqual(sorted(r["memory"]), sorted([settings.MALLOC_TUNED, settings.MALLOC_DEFAULT]))
             for malloc, per in r["memory"].items():
                 for name in CHEAP:
                     if not_installed(self.report(), name):
@@ -200,53 +202,53 @@ class CompiledQuickRun(unittest.TestCase):
 
 class Helpers(unittest.TestCase):
     def test_select_cases(self):
-        self.assertEqual([compare.case_id(c) for c in compare.select_cases("resnet18", False)],
+        self.assertEqual([cases.case_id(c) for c in cases.select_cases("resnet18", False)],
                          ["resnet18:b1", "resnet18:b8"])
-        self.assertEqual([compare.case_id(c) for c in compare.select_cases("mlp:b64,mlp", False)],
+        self.assertEqual([cases.case_id(c) for c in cases.select_cases("mlp:b64,mlp", False)],
                          ["mlp:b64", "mlp:b1"])
-        self.assertEqual(len(compare.select_cases("", False)), len(compare.CASES))
+        self.assertEqual(len(cases.select_cases("", False)), len(cases.CASES))
         with self.assertRaises(SystemExit):
-            compare.select_cases("nosuchmodel", False)
+            cases.select_cases("nosuchmodel", False)
 
     def test_selected_executors(self):
         # Every fp32 executor; the reduced-precision rows only on request (--precision).
-        self.assertEqual(compare.selected_executors(""),
-                         [n for n in compare.EXECUTORS if n not in compare.REDUCED_EXECUTORS])
-        self.assertEqual(compare.selected_executors("brisk_int8"), ["eager", "interpreter", "brisk_int8"])
-        self.assertEqual(compare.selected_executors("brisk,onnxruntime"),
+        self.assertEqual(executors.selected_executors(""),
+                         [n for n in executors.EXECUTORS if n not in executors.REDUCED_EXECUTORS])
+        self.assertEqual(executors.selected_executors("brisk_int8"), ["eager", "interpreter", "brisk_int8"])
+        self.assertEqual(executors.selected_executors("brisk,onnxruntime"),
                          ["eager", "interpreter", "onnxruntime", "brisk"])
         with self.assertRaises(SystemExit):
-            compare.selected_executors("tensorrt")
+            executors.selected_executors("tensorrt")
 
     def test_best_other_skips_brisk_and_wrong_outputs(self):
         def ex(p50, agrees=True, rounds=None):
             return {"available": True, "agrees": agrees, "p50_us": p50, "round_p50_us": rounds or [p50]}
-        best = compare.best_other({"interpreter": ex(30.0), "onnxruntime": ex(20.0, rounds=[20.0, 25.0]),
+        best = timing.best_other({"interpreter": ex(30.0), "onnxruntime": ex(20.0, rounds=[20.0, 25.0]),
                                    "openvino": ex(5.0, agrees=False), "brisk": ex(10.0, rounds=[10.0, 20.0])})
         self.assertEqual(best["name"], "onnxruntime")
         self.assertAlmostEqual(best["brisk_ratio"], 0.65)
-        self.assertIsNone(compare.best_other({"brisk": ex(10.0)}))
+        self.assertIsNone(timing.best_other({"brisk": ex(10.0)}))
 
     def test_pt2_ratio(self):
         def ex(rounds, available=True):
             return {"available": available, "round_p50_us": rounds}
-        r = compare.pt2_ratio({"brisk_pt2": ex([10.0, 30.0, 20.0]), "ep_module": ex([20.0, 30.0, 80.0])})
+        r = timing.pt2_ratio({"brisk_pt2": ex([10.0, 30.0, 20.0]), "ep_module": ex([20.0, 30.0, 80.0])})
         self.assertEqual(r["ratio_rounds"], [0.5, 1.0, 0.25])
         self.assertEqual(r["ratio"], 0.5)
-        self.assertIsNone(compare.pt2_ratio({"brisk_pt2": ex([10.0]), "ep_module": ex([], available=False)}))
-        self.assertIsNone(compare.pt2_ratio({"brisk_pt2": ex([10.0])}))
-        self.assertIn("ep_module", compare.PT2_EXECUTORS)
-        self.assertIn("ep_module", compare.OTHERS)
+        self.assertIsNone(timing.pt2_ratio({"brisk_pt2": ex([10.0]), "ep_module": ex([], available=False)}))
+        self.assertIsNone(timing.pt2_ratio({"brisk_pt2": ex([10.0])}))
+        self.assertIn("ep_module", executors.PT2_EXECUTORS)
+        self.assertIn("ep_module", executors.OTHERS)
 
     def test_compare_outputs(self):
         a = torch.ones(3)
-        self.assertEqual(compare.compare_outputs((a, {"k": [a]}), (a.clone(), {"k": [a.clone()]})), (True, 0.0))
-        ok, diff = compare.compare_outputs(a + 1, a)
+        self.assertEqual(outputs.compare_outputs((a, {"k": [a]}), (a.clone(), {"k": [a.clone()]})), (True, 0.0))
+        ok, diff = outputs.compare_outputs(a + 1, a)
         self.assertFalse(ok)
         self.assertAlmostEqual(diff, 1.0)
-        self.assertEqual(compare.compare_outputs(a, torch.ones(4)), (False, None))
-        self.assertEqual(compare.compare_outputs({"a": a}, {"b": a}), (False, None))
-        self.assertTrue(compare.compare_outputs(a + 1e-6, a)[0])
+        self.assertEqual(outputs.compare_outputs(a, torch.ones(4)), (False, None))
+        self.assertEqual(outputs.compare_outputs({"a": a}, {"b": a}), (False, None))
+        self.assertTrue(outputs.compare_outputs(a + 1e-6, a)[0])
 
 
 if __name__ == "__main__":

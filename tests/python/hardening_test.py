@@ -16,11 +16,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import junit  # noqa: E402
 from stdout_capture import capture_stdout  # noqa: E402
 
+# tools/outputs_close.py, two directories up (runfiles or source tree).
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import outputs_close  # noqa: E402
+
 torch.set_num_threads(1)
 
 ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
 TMP = os.environ.get("TEST_TMPDIR") or tempfile.mkdtemp()
 OPTION_SETS = {"default": {}, "fallback_only": {"fallback_only": True}, "no_native": {"use_native": False}}
+# The interpreter's result: rtol 1e-5, atol 1e-5 * the reference's largest |value| (at
+# least 1); dict keys in any order; named tuples by kind, class name and _fields (torch and
+# brisk each make their own class for a TorchScript NamedTuple).
+SAME = outputs_close.Rules(rtol=1e-5, atol_scale=1e-5, scale_floor=1.0, sequences="named")
 
 
 def zoo(name, suffix=".pt"):
@@ -34,26 +42,8 @@ def save_scripted(module, name):
 
 
 def assert_same(test, got, expected, what):
-    if isinstance(expected, torch.Tensor):
-        test.assertIsInstance(got, torch.Tensor, what)
-        test.assertEqual(got.shape, expected.shape, what)
-        scale = max(1.0, expected.abs().max().item()) if expected.numel() else 1.0
-        test.assertTrue(torch.allclose(got, expected, rtol=1e-5, atol=1e-5 * scale), what)
-    elif isinstance(expected, dict):
-        test.assertIsInstance(got, dict, what)
-        test.assertEqual(sorted(got), sorted(expected), what)
-        for k in expected:
-            assert_same(test, got[k], expected[k], f"{what}[{k!r}]")
-    elif isinstance(expected, (tuple, list)):
-        # Named tuples: torch and brisk each make their own class; name and fields match.
-        test.assertIsInstance(got, tuple if isinstance(expected, tuple) else list, what)
-        test.assertEqual(type(got).__name__, type(expected).__name__, what)
-        test.assertEqual(getattr(got, "_fields", None), getattr(expected, "_fields", None), what)
-        test.assertEqual(len(got), len(expected), what)
-        for i, (g, e) in enumerate(zip(got, expected)):
-            assert_same(test, g, e, f"{what}[{i}]")
-    else:
-        test.assertEqual(got, expected, what)
+    """Fails `test` (AssertionError, a unittest failure) saying where and why they differ."""
+    outputs_close.check(got, expected, SAME, what)
 
 
 def rewrite_program(src, dst, edit):

@@ -25,6 +25,10 @@ import brisk  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import junit  # noqa: E402
 
+# tools/outputs_close.py, two directories up (runfiles or source tree).
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import outputs_close  # noqa: E402
+
 torch.set_num_threads(1)
 
 ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
@@ -60,6 +64,10 @@ ATOL_SCALES = {"pt2e_convnet": 2e-3}
 # the atol the elementwise check already implies the same class.
 QUANTIZED_OUTPUT_STEPS = {"mlp.int8": 2, "resnet18.int8": 2, "mobilenet_v2.int8": 32}
 RUNS = 3
+# Containers of exactly the expected type, dict keys in order, integer tensors bit-equal.
+CLOSE = outputs_close.Rules(rtol=RTOL, atol_scale=ATOL_SCALE, scale_floor=1.0, exact_integers=True,
+                            sequences="same", dict_order=True)
+EXACT = CLOSE.replace(rtol=0.0, atol_scale=0.0)
 
 
 def zoo(file):
@@ -94,34 +102,16 @@ def clone(v):
 def assert_close(test, got, expected, what, exact=False, atol_scale=ATOL_SCALE, atol=None):
     """got equals expected: same containers (tuple / list / dict with the same keys in the
     same order, None where None), tensors of the same dtype and shape, close (or, with
-    exact, bit-equal). The atol is atol_scale times the tensor's largest |value| (at least
-    1), or `atol` itself when given."""
-    if isinstance(expected, torch.Tensor):
-        test.assertIsInstance(got, torch.Tensor, what)
-        test.assertEqual(got.dtype, expected.dtype, what)
-        test.assertEqual(got.shape, expected.shape, what)
-        if exact:
-            test.assertTrue(torch.equal(got, expected), f"{what}: changed")
-            return
-        if not expected.is_floating_point():
-            test.assertTrue(torch.equal(got, expected), f"{what}: differs")
-            return
-        if atol is None:
-            atol = atol_scale * (max(1.0, expected.abs().max().item()) if expected.numel() else 1.0)
-        test.assertTrue(torch.allclose(got, expected, rtol=RTOL, atol=atol),
-                        f"{what}: max abs diff {(got - expected).abs().max().item()}")
-    elif isinstance(expected, (tuple, list)):
-        test.assertIs(type(got), type(expected), what)
-        test.assertEqual(len(got), len(expected), what)
-        for i, (g, e) in enumerate(zip(got, expected)):
-            assert_close(test, g, e, f"{what}[{i}]", exact, atol_scale, atol)
-    elif isinstance(expected, dict):
-        test.assertIsInstance(got, dict, what)
-        test.assertEqual(list(got), list(expected), what)
-        for k in expected:
-            assert_close(test, got[k], expected[k], f"{what}[{k!r}]", exact, atol_scale, atol)
+    exact, bit-equal; integer tensors always bit-equal). The atol is atol_scale times the
+    tensor's largest |value| (at least 1), or `atol` itself when given. Fails `test`
+    (AssertionError) saying where and why they differ."""
+    if exact:
+        rules = EXACT
+    elif atol is not None:
+        rules = CLOSE.replace(atol=atol, atol_scale=0.0)
     else:
-        test.assertEqual(got, expected, what)
+        rules = CLOSE.replace(atol_scale=atol_scale)
+    outputs_close.check(got, expected, rules, what)
 
 
 def run_checked(test, m, ins, expected, what):

@@ -30,7 +30,13 @@ ZOO = os.path.join(os.environ.get("TEST_SRCDIR", ""), "brisk", "tools", "zoo")
 sys.path.insert(0, ZOO)
 import models  # noqa: E402  (tools/zoo/models.py: the eager twins of the zoo files)
 
+# tools/outputs_close.py, two directories up (runfiles or source tree).
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+import outputs_close  # noqa: E402
+
 RTOL, ATOL_SCALE = 1e-4, 1e-5
+# rtol, and an atol of ATOL_SCALE * the reference's largest |value| (at least 1).
+CLOSE = outputs_close.Rules(rtol=RTOL, atol_scale=ATOL_SCALE, scale_floor=1.0)
 FORMATS = {"torchscript": ".pt", "pt2": ".pt2", "core": ".core.pt2"}
 
 
@@ -39,10 +45,8 @@ def zoo(file):
 
 
 def assert_close(test, got, expected, what):
-    test.assertEqual(got.shape, expected.shape, what)
-    scale = max(1.0, expected.abs().max().item())
-    test.assertTrue(torch.allclose(got, expected, rtol=RTOL, atol=ATOL_SCALE * scale),
-                    f"{what}: max abs diff {(got - expected).abs().max().item()}")
+    """Fails `test` (AssertionError, a unittest failure) saying where and why they differ."""
+    outputs_close.check(got, expected, CLOSE, what)
 
 
 def new_weights(names, eager, seed):

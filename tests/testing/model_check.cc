@@ -25,7 +25,7 @@ void expectMatchesJit(const std::string& model_path, const Options& options,
   auto module = Module::load(model_path, options);
   // The graph after every pass (fusions, partitions) is still well formed, its use
   // lists included.
-  EXPECT_EQ(verifyGraph(module->graph()), std::vector<std::string>{});
+  EXPECT_EQ(verifyGraph(module->compiled()->graph()), std::vector<std::string>{});
   JitReference reference(model_path, options.optimize_numerics);
   auto runtime = module->createRuntime();
   for (const std::string& file : input_files) {

@@ -130,7 +130,8 @@ TEST(Concurrency, PoolMaximumMakesCallersWait) {
 
   // The wait itself, without depending on timing (mlp runs may never overlap): with both
   // runtimes leased, a third borrower blocks until one is returned.
-  RuntimePool pool([&] { return std::make_unique<Runtime>(*m, nullptr); }, 2, 0);
+  std::shared_ptr<const CompiledModule> c = m->compiled();
+  RuntimePool pool([&] { return std::make_unique<Runtime>(*c, nullptr); }, 2, 0);
   auto a = std::make_unique<RuntimePool::Lease>(pool.borrow());
   auto b = std::make_unique<RuntimePool::Lease>(pool.borrow());
   std::atomic<bool> got{false};
@@ -172,7 +173,7 @@ TEST(Concurrency, IdleRuntimesAreFreed) {
 // A thread gets back the runtime it used last (its caches still hold it), even when
 // another thread returned a runtime after it; plain LIFO would swap them.
 TEST(Concurrency, PoolGivesEachThreadItsOwnRuntimeBack) {
-  auto m = Module::load(zooModel("mlp"));
+  std::shared_ptr<const CompiledModule> m = Module::load(zooModel("mlp"))->compiled();
   RuntimePool pool([&] { return std::make_unique<Runtime>(*m, nullptr); }, 0, 0);
   const Runtime* mine = nullptr;
   const Runtime* theirs = nullptr;

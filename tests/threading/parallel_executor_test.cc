@@ -77,9 +77,9 @@ TEST(Parallel, TwoBranchesMatchInterpreter) {
 TEST(Parallel, ChainsStaySerial) {
   // No two independent steps: the serial executor is used.
   auto m = Module::load(zooModel("chain_add100"), parallel(2));
-  EXPECT_EQ(m->plan().blocks.front().parallel, nullptr);
+  EXPECT_EQ(m->compiled()->plan().blocks.front().parallel, nullptr);
   auto b = Module::load(runfile("tests/threading/two_branches.pt"), parallel(2));
-  EXPECT_NE(b->plan().blocks.front().parallel, nullptr);
+  EXPECT_NE(b->compiled()->plan().blocks.front().parallel, nullptr);
 }
 
 TEST(Parallel, ConcurrentBranchesNeverShareBytes) {
@@ -88,7 +88,7 @@ TEST(Parallel, ConcurrentBranchesNeverShareBytes) {
   Options o = parallel(2);
   o.use_delegates = false;
   auto m = Module::load(runfile("tests/threading/two_branches.pt"), o);
-  const ExecBlock& top = m->plan().blocks.front();
+  const ExecBlock& top = m->compiled()->plan().blocks.front();
   ASSERT_TRUE(top.managed_conflicts);
   ASSERT_GE(top.managed.size(), 4u);
   // Some pair is disjoint in the serial order yet concurrent in the DAG: the serial plan

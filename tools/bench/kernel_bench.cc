@@ -33,7 +33,7 @@
 #include "ops_cpu/simd/max_pool_nhwc.h"
 #include "ops_cpu/simd/pointwise_program.h"
 #include "ops_cpu/simd/small_gemm.h"
-#include "tools/cli/stats.h"
+#include "core/report/stats.h"
 
 namespace {
 
@@ -53,7 +53,7 @@ double medianSeconds(const std::function<void()>& fn, int rounds = 15, double ro
     for (int i = 0; i < iters; ++i) fn();
     per_call.push_back(std::chrono::duration<double>(Clock::now() - a).count() / iters);
   }
-  return brisk::cli::median(per_call);
+  return brisk::report::median(per_call);
 }
 
 void row(const std::string& kernel, const std::string& shape, const std::string& torch_path, double brisk_s,

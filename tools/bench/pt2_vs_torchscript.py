@@ -10,7 +10,8 @@ Per zoo model with a TorchScript twin (tools/zoo's pt2_manifest.json):
   - peak RSS: one process per model and format (--memory-child): load, reset the peak
     (clear_refs), MEMORY_ITERS inferences, VmHWM - RSS before them.
 One intra-op thread, MKL single-threaded, glibc malloc without mmap and trimming
-(compare.py's settings: the script re-executes itself with them when they are missing).
+(compare.py's settings, comparison/settings.py: the script re-executes itself with them
+when they are missing).
 
     bazel run //tools/bench:pt2_vs_torchscript -- [--models a,b] [--rounds N] [--out DIR]
 
@@ -24,7 +25,14 @@ import statistics
 import subprocess
 import sys
 
-import compare  # the fixed thread and allocator settings and the /proc helpers (tools/bench)
+# This file's own directory, unresolved, first (as compare.py does): the runfiles' copy of
+# the comparison package under `bazel run`.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The fixed thread and allocator settings and the /proc helpers; neither imports torch, so
+# the settings re-exec happens before torch is loaded.
+# (`fixed`: main() has a `settings` of its own, the record's.)
+from comparison import memory  # noqa: E402
+from comparison import settings as fixed  # noqa: E402
 
 FORMATS = {"torchscript": ".pt", "pt2": ".pt2", "core": ".core.pt2"}
 
@@ -42,11 +50,11 @@ def memory_child(path, inputs_path, iters):
     d = torch.load(inputs_path)
     args, kwargs = list(d["args"]), dict(d["kwargs"])
     m = brisk.load(path, intra_op_threads=1)
-    compare._reset_peak()  # VmHWM := current RSS
-    before = compare._status_kib("VmRSS")  # the first runs' slab and outputs count: what inference costs
+    memory.reset_peak()  # VmHWM := current RSS
+    before = memory.status_kib("VmRSS")  # the first runs' slab and outputs count: what inference costs
     for _ in range(iters):
         m(*args, **kwargs)
-    print(json.dumps({"peak_increase_mib": (compare._status_kib("VmHWM") - before) / 1024.0}))
+    print(json.dumps({"peak_increase_mib": (memory.status_kib("VmHWM") - before) / 1024.0}))
 
 
 def peak_rss(path, inputs_path, iters):
@@ -110,7 +118,7 @@ def main():
         memory_child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--zoo", required=True, help="directory with the zoo's files (the wrapper passes it)")
+    p.add_argument("--zoo", default=None, help="directory with the zoo's files (default: from runfiles)")
     p.add_argument("--models", default="", help="comma-separated zoo models (default: all with a twin)")
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--iters", type=int, default=200, help="inferences per round and format")
@@ -120,7 +128,9 @@ def main():
     a = p.parse_args()
     if a.rounds < 1 or a.iters < 1:
         raise SystemExit("pt2_vs_torchscript: --rounds and --iters must be >= 1")
-    compare._ensure_settings()
+    fixed.ensure_settings()
+    from comparison.cases import default_zoo  # imports torch: after the re-exec
+    a.zoo = os.path.abspath(a.zoo) if a.zoo else default_zoo()
     import torch
     torch.set_num_threads(1)
     with open(os.path.join(a.zoo, "pt2_manifest.json")) as f:
@@ -146,7 +156,7 @@ def main():
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     settings = {
         "date": datetime.date.today().isoformat(), "cpu": f"{cpu}, {os.cpu_count()} CPUs", "torch": torch.__version__,
-        "env": dict(compare.SETTINGS_ENV), "rounds": a.rounds, "iters": a.iters,
+        "env": dict(fixed.SETTINGS_ENV), "rounds": a.rounds, "iters": a.iters,
         "method": f"Module.benchmark in rotating order, {a.rounds} rounds x {a.iters} inferences, 1 thread, "
                   f"glibc tunables; peak RSS: one process per model and format, {a.memory_iters} inferences.",
     }

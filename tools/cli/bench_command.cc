@@ -19,27 +19,37 @@
 #include "core/common/error.h"
 #include "core/frontend/pt2/pt2.h"
 #include "core/frontend/model_inputs.h"
+#include "core/report/format.h"
+#include "core/report/json.h"
+#include "core/report/module_stats.h"
+#include "core/report/stats.h"
 #include "tools/cli/command_preamble.h"
 #include "tools/cli/bench_rounds.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
-#include "tools/cli/format.h"
-#include "tools/cli/json.h"
 #include "tools/cli/memory_comparison.h"
 #include "tools/cli/memory_probe.h"
-#include "tools/cli/module_stats.h"
 #include "tools/cli/nativert_probe.h"
 #include "tools/cli/options_flags.h"
 #include "tools/cli/profile_flags.h"
 #include "tools/cli/reference.h"
 #include "tools/cli/settings.h"
-#include "tools/cli/stats.h"
 #include "tools/cli/threading_bench.h"
 #include "tools/cli/timing.h"
 #include "tools/ivalue_compare.h"
 #include "tools/jit_reference.h"
 
 namespace brisk::cli {
+
+using report::LatencySummary;
+using report::fixed;
+using report::median;
+using report::moduleStatsJson;
+using report::moduleStatsText;
+using report::padRight;
+using report::summarize;
+namespace json = report::json;
+
 namespace {
 
 struct BenchFlags {
@@ -323,7 +333,8 @@ int benchCommand(const std::vector<std::string>& args) {
   if (!f.mem.child.empty())
     return memoryProbeChild(f.mem.child, location.path, b.inputs, b.options, f.mem.memory_iters);
   b.brisk = loadModel(location, b.options);
-  coerceToSignature(b.inputs, b.brisk.module->signature());
+  const std::shared_ptr<const CompiledModule> compiled = b.brisk.module->compiled();
+  coerceToSignature(b.inputs, compiled->signature());
   b.reference = findReference(location, b.inputs_path);
   if (b.reference.kind == Reference::Kind::kInterpreter) {
     const double t0 = nowSeconds();

@@ -2,11 +2,21 @@
 
 #include <ostream>
 
-#include "tools/cli/format.h"
-#include "tools/cli/json.h"
+#include "core/report/format.h"
+#include "core/report/json.h"
+#include "core/report/stats.h"
+#include "core/report/timing.h"
 #include "tools/cli/timing.h"
 
 namespace brisk::cli {
+
+using report::LatencySummary;
+using report::fixed;
+using report::median;
+using report::padLeft;
+using report::padRight;
+using report::timeCalls;
+namespace json = report::json;
 
 void warmUp(Executor& e, int64_t warmup) {
   if (warmup >= 0) {

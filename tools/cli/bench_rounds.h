@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli/stats.h"
+#include "core/report/stats.h"
 
 namespace brisk::cli {
 
@@ -37,7 +37,7 @@ std::vector<double> roundRatios(const Executor& slower, const Executor& faster);
 
 // The latency table: header, then one row per executor.
 std::string summaryHeader();
-std::string summaryRow(const std::string& name, const LatencySummary& s);
-std::string summaryJson(const LatencySummary& s);
+std::string summaryRow(const std::string& name, const report::LatencySummary& s);
+std::string summaryJson(const report::LatencySummary& s);
 
 }  // namespace brisk::cli

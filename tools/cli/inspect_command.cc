@@ -5,16 +5,21 @@
 
 #include "core/graph/graph.h"
 #include "core/frontend/model_inputs.h"
+#include "core/report/format.h"
+#include "core/report/module_stats.h"
 #include "tools/cli/command_preamble.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_locator.h"
 #include "tools/cli/common.h"
-#include "tools/cli/format.h"
-#include "tools/cli/module_stats.h"
 #include "tools/cli/options_flags.h"
 #include "tools/cli/settings.h"
 
 namespace brisk::cli {
+
+using report::fixed;
+using report::moduleStatsText;
+using report::padRight;
+
 namespace {
 
 struct InspectFlags {
@@ -38,22 +43,24 @@ struct InspectFlags {
 
 // The per-node table (indented by block depth) and the "kernels:" count line.
 void printNodes(const std::vector<NodeKernelInfo>& report) {
-  size_t w_index = 1, w_op = 2, w_kind = 4, w_provider = 8;
+  size_t w_index = 1, w_op = 2, w_kind = 4, w_outputs = 7, w_provider = 8;
   for (const auto& n : report) {
     w_index = std::max(w_index, 2 * static_cast<size_t>(n.depth) + 1 + std::to_string(n.node_index).size());
     w_op = std::max(w_op, n.op.size());
     w_kind = std::max(w_kind, std::string(kernelKindName(n.kind)).size());
+    w_outputs = std::max(w_outputs, std::string(outputContractName(n.outputs)).size());
     w_provider = std::max(w_provider, n.provider.size());
   }
   std::cout << "\nnodes (" << report.size() << "):\n"
             << "  " << padRight("#", w_index) << "  " << padRight("op", w_op) << "  " << padRight("kind", w_kind)
-            << "  " << padRight("provider", w_provider) << "  detail\n";
+            << "  " << padRight("outputs", w_outputs) << "  " << padRight("provider", w_provider) << "  detail\n";
   size_t by_kind[kNumKernelKinds] = {};
   for (const auto& n : report) {
     std::string idx = std::string(2 * static_cast<size_t>(std::max(0, n.depth)), ' ') + "#" +
                       std::to_string(n.node_index);
     std::cout << "  " << padRight(idx, w_index) << "  " << padRight(n.op, w_op) << "  "
-              << padRight(kernelKindName(n.kind), w_kind) << "  " << padRight(n.provider, w_provider) << "  "
+              << padRight(kernelKindName(n.kind), w_kind) << "  " << padRight(outputContractName(n.outputs), w_outputs)
+              << "  " << padRight(n.provider, w_provider) << "  "
               << n.detail << "\n";
     by_kind[static_cast<int>(n.kind)]++;
   }
@@ -111,8 +118,8 @@ void printPasses(const std::vector<PassResult>& passes) {
 std::string inspectUsage(bool common) {
   return "brisk inspect [MODEL] [--graph] [--inputs FILE] [--no-profile] [flags]\n"
          "  Prints the signature, the plugins loaded, and per node (indented by block depth)\n"
-         "  its index, op, kernel kind, provider and detail; then counts per kind, the nodes each\n"
-         "  load-time graph pass changed, the delegate partitions (backend, what each compiled to,\n"
+         "  its index, op, kernel kind, output contract, provider and detail; then counts per kind,\n"
+         "  the nodes each load-time graph pass changed, the delegate partitions (backend, what each compiled to,\n"
          "  layout conversions at its edges), and the ops that fell back to the TorchScript operator;\n"
          "  then runs the model once on its inputs (the memory planner's profile run) and prints\n"
          "  the slab, lower bound and managed tensors.\n" +
@@ -128,10 +135,12 @@ int inspectCommand(const std::vector<std::string>& args) {
   applyCommonFlags(f.common, -1);
   LoadedModel m = loadModel(locateModel(modelArg(*positional, "inspect")), f.common.options());
   const Module& mod = *m.module;
+  // The compiled form this command describes (the graph and signature live there).
+  const std::shared_ptr<const CompiledModule> compiled = mod.compiled();
 
   std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"
             << "loaded in " << fixed(m.load_ms, 1) << " ms\n"
-            << "signature: " << mod.signature().str() << "\n"
+            << "signature: " << compiled->signature().str() << "\n"
             << "plugins: " << describePlugins() << "\n"
             << "options: " << describeOptions(mod.options()) << "\n";
 
@@ -140,14 +149,14 @@ int inspectCommand(const std::vector<std::string>& args) {
   if (!f.no_profile) {
     // The memory plan exists only after a profile run on real inputs.
     ModelInputs inputs = loadInputs(locateInputs(m.location, f.inputs));
-    coerceToSignature(inputs, mod.signature());
+    coerceToSignature(inputs, compiled->signature());
     mod.run(inputs.args, inputs.kwargs);
   }
   std::cout << "module stats: " << moduleStatsText(mod.stats()) << "\n";
   printPasses(mod.passReport());
   printPartitions(report);
   printFallbackOps(report);
-  if (f.graph) std::cout << "\ngraph:\n" << mod.graph().str() << "\n";
+  if (f.graph) std::cout << "\ngraph:\n" << compiled->graph().str() << "\n";
   return kExitOk;
 }
 

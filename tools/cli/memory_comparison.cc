@@ -5,13 +5,20 @@
 
 #include "core/common/error.h"
 #include "core/common/self_paths.h"
-#include "tools/cli/format.h"
-#include "tools/cli/json.h"
+#include "core/report/format.h"
+#include "core/report/json.h"
+#include "core/report/stats.h"
 #include "tools/cli/memory_probe.h"
 #include "tools/cli/settings.h"
-#include "tools/cli/stats.h"
 
 namespace brisk::cli {
+
+using report::fixed;
+using report::median;
+using report::padLeft;
+using report::padRight;
+namespace json = report::json;
+
 namespace {
 
 double mib(size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }

@@ -122,7 +122,8 @@ int memoryProbeChild(const std::string& executor, const std::string& model_path,
     Options o = options;
     if (executor == kProbeBriskNoPlanning) o.memory_planning = false;
     module = Module::load(model_path, o);
-    coerceToSignature(brisk_inputs, module->signature());
+    const std::shared_ptr<const CompiledModule> compiled = module->compiled();
+    coerceToSignature(brisk_inputs, compiled->signature());
     run = [&] { (void)module->run(brisk_inputs.args, brisk_inputs.kwargs); };
   } else if (executor == kProbeInterpreter) {
     // The parent asks for this child only when the model has an interpreter reference.

@@ -3,11 +3,14 @@
 #include <string_view>
 
 #include "core/common/option_table.h"
+#include "core/executor/option_names.h"
 #include "core/kernels/plugin_loader.h"
 #include "core/kernels/plugin_options.h"
-#include "tools/cli/json.h"
+#include "core/report/json.h"
 
 namespace brisk::cli {
+
+namespace json = report::json;
 
 namespace {
 
@@ -16,7 +19,7 @@ constexpr int64_t kNotGiven = INT64_MIN;
 // `brisk help` lists what the default plugins declare, so their knobs are documented
 // where the flag that sets them is.
 std::string pluginOptionsHelp(const OptionSpec& spec) {
-  std::string out = spec.help;
+  std::string out = optionHelp(spec, optionNameLists());
   for (const PluginOptionSpec& p : declaredPluginOptions(Options{}.plugins, {})) {
     out += "; " + p.key() + " (" + pluginOptionTypeName(p.default_value) + ", default " +
            formatOption(std::visit([](const auto& v) { return OptionValue(v); }, p.default_value)) + "): " + p.help;
@@ -31,39 +34,40 @@ void CommonFlags::addTo(FlagParser& p) {
     if (!*spec.flag) continue;
     const std::string name = spec.name;
     const std::string flag = spec.flag;
+    const std::string help = optionHelp(spec, optionNameLists());
     // Flags that do more (or less) than set their field.
     if (name == "plugins") {
-      p.addList(flag, &plugins, spec.metavar, spec.help);
+      p.addList(flag, &plugins, spec.metavar, help);
     } else if (name == "default_plugins_optional") {
-      p.addBool(flag, &no_default_plugins, "do not load the default plugins (ops_cpu)");
+      p.addBool(flag, &no_default_plugins, std::string("do not load the default plugins (") + kDefaultPlugin + ")");
     } else if (name == "delegates") {
-      p.addList(flag, &delegates, spec.metavar, spec.help);
+      p.addList(flag, &delegates, spec.metavar, help);
     } else if (name == "plugin_options") {
       p.addList(flag, &plugin_option_args, spec.metavar, pluginOptionsHelp(spec));
     } else if (name == "intra_op_threads") {
       // Applied by the command at start (bench's default is 1), not through Options.
-      p.addInt(flag, &threads, spec.metavar, std::string(spec.help) + "; default: bench 1, others libtorch's",
+      p.addInt(flag, &threads, spec.metavar, help + "; default: bench 1, others libtorch's",
                spec.min, spec.max);
     } else {
       switch (spec.type()) {
         case OptionType::kBool: {
           bool* target = &(parsed.*std::get<bool Options::*>(spec.field));
-          if (*target) p.addSwitch(flag, target, false, std::string("off: ") + spec.help);
-          else p.addBool(flag, target, spec.help);
+          if (*target) p.addSwitch(flag, target, false, "off: " + help);
+          else p.addBool(flag, target, help);
           break;
         }
         case OptionType::kInt:
           ints[name] = kNotGiven;
-          p.addInt(flag, &ints[name], spec.metavar, spec.help, spec.min, spec.max);
+          p.addInt(flag, &ints[name], spec.metavar, help, spec.min, spec.max);
           break;
         case OptionType::kString:
           // The option's own validation judges the value; "" is pt2_program's default.
-          p.addString(flag, &(parsed.*std::get<std::string Options::*>(spec.field)), spec.metavar, spec.help,
+          p.addString(flag, &(parsed.*std::get<std::string Options::*>(spec.field)), spec.metavar, help,
                       /*allow_empty=*/true);
           break;
         case OptionType::kStringList:
           p.addList(flag, &(parsed.*std::get<std::vector<std::string> Options::*>(spec.field)), spec.metavar,
-                    spec.help);
+                    help);
           break;
         case OptionType::kPluginOptions: break;  // handled above
       }

@@ -4,11 +4,16 @@
 #include <cmath>
 #include <ostream>
 
+#include "core/report/profile_report.h"
 #include "tools/cli/flags.h"
 #include "tools/cli/model_locator.h"
-#include "tools/cli/profile_report.h"
 
 namespace brisk::cli {
+
+using report::ProfileReport;
+using report::printProfile;
+using report::profileJson;
+using report::profileModule;
 
 void ProfileFlags::addTo(FlagParser& p) {
   p.addBool("profile", &profile,

@@ -1,6 +1,6 @@
 #pragma once
 // `brisk bench --profile [--trace FILE] [--top N] [--profile-runs N]`: after the timed
-// rounds, a per-node profile of brisk (tools/cli/profile_report.h).
+// rounds, a per-node profile of brisk (core/report/profile_report.h).
 #include <cstdint>
 #include <iosfwd>
 #include <string>

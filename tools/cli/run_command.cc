@@ -3,11 +3,11 @@
 
 #include "core/common/error.h"
 #include "core/frontend/model_inputs.h"
+#include "core/report/format.h"
+#include "core/report/module_stats.h"
 #include "tools/cli/command_preamble.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/common.h"
-#include "tools/cli/format.h"
-#include "tools/cli/module_stats.h"
 #include "tools/cli/options_flags.h"
 #include "tools/cli/reference.h"
 #include "tools/cli/settings.h"
@@ -16,6 +16,10 @@
 #include "tools/jit_reference.h"
 
 namespace brisk::cli {
+
+using report::fixed;
+using report::moduleStatsText;
+
 namespace {
 
 struct RunFlags {
@@ -64,7 +68,8 @@ int runCommand(const std::vector<std::string>& args) {
   if (f.check && ref.kind == Reference::Kind::kNone)
     throw Error("model " + location.path + ": cannot --check: " + ref.no_interpreter + "; " + ref.why_none);
   LoadedModel m = loadModel(location, options);
-  coerceToSignature(inputs, m.module->signature());
+  const std::shared_ptr<const CompiledModule> compiled = m.module->compiled();
+  coerceToSignature(inputs, compiled->signature());
   std::cout << "model: " << m.location.name << " (" << m.location.path << ")\n"
             << "inputs: " << inputs_path << "\n"
             << "loaded in " << fixed(m.load_ms, 1) << " ms: " << moduleStatsText(m.module->stats()) << "\n";

@@ -8,10 +8,12 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "core/report/json.h"
 #include "threading/thread_settings.h"
-#include "tools/cli/json.h"
 
 namespace brisk::cli {
+
+namespace json = report::json;
 
 void setupLogging(bool verbose) {
   if (!google::IsGoogleLoggingInitialized()) google::InitGoogleLogging("brisk");

@@ -10,16 +10,23 @@
 #include "core/frontend/model_inputs.h"
 #include "core/executor/module.h"
 #include "core/common/option_ranges.h"
+#include "core/report/format.h"
+#include "core/report/json.h"
+#include "core/report/module_stats.h"
+#include "core/report/stats.h"
+#include "core/report/timing.h"
 #include "threading/inter_op_arena.h"
 #include "threading/thread_settings.h"
 #include "tools/cli/flags.h"
-#include "tools/cli/format.h"
-#include "tools/cli/json.h"
-#include "tools/cli/module_stats.h"
-#include "tools/cli/stats.h"
-#include "tools/cli/timing.h"
 
 namespace brisk::cli {
+
+using report::fixed;
+using report::median;
+using report::moduleStatsJson;
+using report::moduleStatsText;
+using report::timeCalls;
+namespace json = report::json;
 
 void ThreadingBenchFlags::addTo(FlagParser& p) {
   p.addBool("serial-baseline", &serial_baseline,

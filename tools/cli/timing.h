@@ -1,18 +1,10 @@
 #pragma once
-// Wall-clock timing for the brisk CLI's benchmarks and profiles (steady clock, so a
-// clock adjustment during a run cannot produce negative or inflated latencies).
-#include <cstdint>
-#include <functional>
-#include <vector>
-
+// The monotonic clock the brisk CLI times loads and single runs with (steady clock, so
+// a clock adjustment cannot produce negative or inflated times). Timing repeated calls
+// is core/report/timing.h, shared with the reports.
 namespace brisk::cli {
 
 // Monotonic clock in seconds.
 double nowSeconds();
-
-// Per-call latencies (microseconds) of `run`, each call timed on its own: `iters` calls
-// when iters > 0, else calls until `seconds` have passed since the first one started
-// (always at least one).
-std::vector<double> timeCalls(const std::function<void()>& run, int64_t iters, double seconds);
 
 }  // namespace brisk::cli

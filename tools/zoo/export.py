@@ -5,7 +5,8 @@
 Usage: /opt/brisk/venv/bin/python3 export.py --out DIR [--only NAME ...] [--verbose]
 
 Every model is saved with torch.jit.save, reloaded with torch.jit.load and checked
-against the eager module on both input sets (allclose rtol=1e-5, atol=1e-6); the reloaded
+against the eager module on both input sets (tools/outputs_close.py: rtol=1e-5, atol=1e-6
+plus 1e-5 of the reference's largest |value|); the reloaded
 module must also survive torch.jit.freeze and run. See README.md for the file format.
 """
 
@@ -63,32 +64,20 @@ def import_relative(module_name):
 
 models = import_relative("models")
 
+# tools/outputs_close.py (the one output comparator), one directory up: beside tools/zoo in
+# the genrules' execroot as in the source tree. Appended, so nothing in tools/ (cli/, bench/)
+# shadows a module found elsewhere.
+sys.path.append(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import outputs_close  # noqa: E402
+
 RTOL = 1e-5
 ATOL = 1e-6
-
-
-def _assert_close(a, b, what):
-    if isinstance(a, torch.Tensor):
-        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
-            raise AssertionError(f"{what}: tensor mismatch {type(b)}")
-        # Freezing folds batch norm into the conv weights, which rounds differently with
-        # each CPU's oneDNN kernels: the absolute tolerance scales with the outputs' size.
-        scale = a.abs().max().item() if a.numel() and a.is_floating_point() else 0.0
-        if not torch.allclose(a, b, rtol=RTOL, atol=ATOL + RTOL * scale):
-            raise AssertionError(f"{what}: max abs diff {(a - b).abs().max().item()}")
-    elif isinstance(a, (list, tuple)):
-        if not isinstance(b, (list, tuple)) or len(a) != len(b):
-            raise AssertionError(f"{what}: sequence mismatch")
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_close(x, y, f"{what}[{i}]")
-    elif isinstance(a, dict):
-        if not isinstance(b, dict) or sorted(a) != sorted(b):
-            raise AssertionError(f"{what}: dict keys mismatch")
-        for k in a:
-            _assert_close(a[k], b[k], f"{what}[{k!r}]")
-    else:
-        if a != b:
-            raise AssertionError(f"{what}: {a!r} != {b!r}")
+# The reloaded / frozen module against the eager one (outputs_close.check(got, ref, CLOSE)).
+# Freezing folds batch norm into the conv weights, which rounds differently with each CPU's
+# oneDNN kernels: the absolute tolerance also scales with the reference's largest |value|.
+# rtol applies to the module under test's values (torch.allclose(ref, got), as always
+# here); lists and tuples alike, dict keys in any order.
+CLOSE = outputs_close.Rules(rtol=RTOL, atol=ATOL, atol_scale=RTOL, rtol_of="got", sequences="any")
 
 
 def _run(m, inputs):
@@ -119,8 +108,8 @@ def export_one(name, out_dir, verbose=False):
     for tag, inputs in (("inputs", z.inputs), ("inputs2", z.inputs2)):
         ref = _run(z.eager, inputs)
         got = _run(loaded, inputs)
-        _assert_close(ref, got, f"{name}/{tag}/loaded")
-        _assert_close(ref, _run(frozen, inputs), f"{name}/{tag}/frozen")
+        outputs_close.check(got, ref, CLOSE, f"{name}/{tag}/loaded")
+        outputs_close.check(_run(frozen, inputs), ref, CLOSE, f"{name}/{tag}/frozen")
         args, kwargs = inputs
         jit_pickle.save({"args": list(args), "kwargs": dict(kwargs)},
                         os.path.join(out_dir, f"{name}.{tag}.pt"))
@@ -131,7 +120,7 @@ def export_one(name, out_dir, verbose=False):
         inputs = make()
         # Checked like the other sets, against the frozen module only (eager and the
         # loaded module already agreed above; this keeps export time low).
-        _assert_close(_run(z.eager, inputs), _run(frozen, inputs), f"{name}/b{batch}/frozen")
+        outputs_close.check(_run(frozen, inputs), _run(z.eager, inputs), CLOSE, f"{name}/b{batch}/frozen")
         args, kwargs = inputs
         jit_pickle.save({"args": list(args), "kwargs": dict(kwargs)},
                         os.path.join(out_dir, f"{name}.b{batch}.inputs.pt"))

@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # models.py by its cwd-relative path.
 import export  # noqa: E402
 import jit_pickle  # noqa: E402
+import outputs_close  # noqa: E402  (tools/, put on sys.path by export.py)
 import torch  # noqa: E402
 from torch.export.pt2_archive._package import load_pt2, package_pt2  # noqa: E402
 
@@ -56,10 +57,13 @@ warnings.filterwarnings("ignore", message=r"The tensor attributes self\.\w+\._fl
 
 models_pt2 = export.import_relative("models_pt2")
 
-RTOL, ATOL = export.RTOL, export.ATOL
+# export.CLOSE: the module's own checks (ep.module(), the twin, the reloaded export IR).
 # Core ATen decompositions (linear -> addmm, LSTM -> unrolled cells) round differently from
-# the composite kernels the reference ran: compare with an atol scaled to the output.
+# the composite kernels the reference ran: compare with an atol scaled to the output
+# (1e-6 * max(1, max|ref|)); containers of the same type, dict keys in the same order.
 CORE_RTOL, CORE_ATOL_SCALE = 1e-5, 1e-6
+CORE_CLOSE = outputs_close.Rules(rtol=CORE_RTOL, atol_scale=CORE_ATOL_SCALE, scale_floor=1.0, rtol_of="got",
+                                 sequences="same", dict_order=True)
 # A PT2E-quantized program against the fp32 model it was quantized from: its largest
 # difference, as a share of the fp32 output's range, must stay below this. It catches a
 # degenerate quantization (activations below one uint8 step: the program then outputs
@@ -77,27 +81,6 @@ def _tensors(v):
     elif isinstance(v, dict):
         for x in v.values():
             yield from _tensors(x)
-
-
-def _assert_close_scaled(a, b, what):
-    if isinstance(a, torch.Tensor):
-        if not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype:
-            raise AssertionError(f"{what}: tensor mismatch {type(b)}")
-        atol = CORE_ATOL_SCALE * max(1.0, a.abs().max().item() if a.numel() else 1.0)
-        if not torch.allclose(a, b, rtol=CORE_RTOL, atol=atol):
-            raise AssertionError(f"{what}: max abs diff {(a - b).abs().max().item()} (atol {atol})")
-    elif isinstance(a, (list, tuple)):
-        if type(a) is not type(b) or len(a) != len(b):
-            raise AssertionError(f"{what}: sequence mismatch {type(a)} {type(b)}")
-        for i, (x, y) in enumerate(zip(a, b)):
-            _assert_close_scaled(x, y, f"{what}[{i}]")
-    elif isinstance(a, dict):
-        if not isinstance(b, dict) or list(a) != list(b):
-            raise AssertionError(f"{what}: dict keys mismatch")
-        for k in a:
-            _assert_close_scaled(a[k], b[k], f"{what}[{k!r}]")
-    elif a != b:
-        raise AssertionError(f"{what}: {a!r} != {b!r}")
 
 
 def _run(m, inputs):
@@ -260,7 +243,7 @@ def export_one(name, out_dir, verbose=False):
         written.append(os.path.basename(twin_path))
         twin = torch.jit.load(twin_path).eval()
         for tag, inputs in (("inputs", spec.inputs), ("inputs2", spec.inputs2)):
-            export._assert_close(_run(spec.module, inputs), _run(twin, inputs), f"{name}/{tag}/twin")
+            outputs_close.check(_run(twin, inputs), _run(spec.module, inputs), export.CLOSE, f"{name}/{tag}/twin")
         entry["torchscript"] = name + ".pt"
     if name == "while_model" and models_pt2.trip_count(spec.inputs) == models_pt2.trip_count(spec.inputs2):
         raise AssertionError("while_model: inputs and inputs2 run the same number of trips")
@@ -276,7 +259,7 @@ def export_one(name, out_dir, verbose=False):
                 raise
             entry["inputs2"] = "rejected: " + _first_line(e)
             continue
-        export._assert_close(_run(spec.module, inputs), got, f"{name}/{tag}/ep.module")
+        outputs_close.check(got, _run(spec.module, inputs), export.CLOSE, f"{name}/{tag}/ep.module")
         if any(t.requires_grad for t in _tensors(got)):
             raise AssertionError(f"{name}/{tag}: reference requires grad")
         _save(got, os.path.join(out_dir, fname), written)
@@ -306,10 +289,8 @@ def export_one(name, out_dir, verbose=False):
         loaded = load_pt2(path).exported_programs["model"].module()
         for tag, (inputs, ref) in refs.items():
             got = _run(loaded, inputs)
-            if ir == "export":
-                export._assert_close(ref, got, f"{name}/{tag}/{ir}/load_pt2")
-            else:
-                _assert_close_scaled(ref, got, f"{name}/{tag}/{ir}/load_pt2")
+            rules = export.CLOSE if ir == "export" else CORE_CLOSE
+            outputs_close.check(got, ref, rules, f"{name}/{tag}/{ir}/load_pt2")
         if "inputs2" not in refs:
             # The reloaded program must reject inputs2 as the original did.
             try:

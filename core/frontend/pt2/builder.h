@@ -21,7 +21,8 @@
 namespace brisk::pt2 {
 
 // "torch.ops.aten.add.Tensor" -> {"aten::add", "Tensor"}; "_operator.mul" on SymInts ->
-// {"aten::mul", "int"} (the overload follows the node's argument kinds, `inputs`).
+// {"aten::mul", "int"} (the overload follows the node's argument kinds, `inputs`: on a
+// SymFloat and an int, "float_int"); "torch.sym_float" -> {"aten::Float", "int"}.
 c10::OperatorName operatorFor(const std::string& target, const Json& inputs);
 // The dispatcher's schema when the dispatcher has the op; else the JIT registry's.
 const c10::FunctionSchema* schemaFor(const c10::OperatorName& name);

@@ -122,13 +122,10 @@ void Builder::addDimRelationCheck(const std::vector<const Json*>& user_inputs, c
   n->setAttribute("expr", c10::IValue(exprs));
 }
 
-// The caller's name for user input `i`: in_spec's leaves are args then kwargs.
 std::string Builder::leafName(size_t i, size_t count) const {
   return i < args_out_.size() && count == args_out_.size() ? args_out_[i].name : "input " + std::to_string(i);
 }
 
-// ep.module() refuses a value other than the exported one; so does brisk, rather than
-// silently computing with the exported value.
 void Builder::addConstantCheck(const std::string& name, Value* input, const Json& exported) {
   NodeSpec check;
   check.kind = "brisk::check_constant_input";
@@ -137,9 +134,6 @@ void Builder::addConstantCheck(const std::string& name, Value* input, const Json
   n->setAttribute("input", name);
 }
 
-// The sizes the program was exported for: static dims exactly, a dynamic dim that is
-// one symbol within its range_constraints entry. Derived dims (s0 + 1) are left to
-// the kernels.
 void Builder::addSizeCheck(const std::string& name, Value* input) {
   const Json& meta = objectAt(objectAt(*graph_, "tensor_values", "graph"), name.c_str(), "tensor_values");
   std::vector<int64_t> lo, hi;

@@ -90,10 +90,6 @@ const c10::FunctionSchema* Builder::scalarOverloadFor(const c10::OperatorName& n
   return scalar;
 }
 
-// torch.cond(pred, true_fn, false_fn, operands) -> prim::If with one block per
-// branch. Each branch is a subgraph with its own names, whose inputs are the operands
-// (lifted weights among them); brisk's blocks read outer values directly, so its
-// inputs are bound to the operands' values and its outputs become block returns.
 void Builder::convertCond(const Json& node) {
   const Json& ins = arrayAt(node, "inputs", "cond");
   if (ins.size() != 4) throw Error("torch.cond node has " + std::to_string(ins.size()) + " inputs, expected 4");
@@ -170,7 +166,6 @@ std::vector<Value*> Builder::tensorList(const Json& arg, const std::string& what
   return values;
 }
 
-// A node whose every input is a load-time constant becomes constants (folding.h).
 bool Builder::foldConstants(const c10::OperatorName& name, const c10::FunctionSchema& schema,
                    const std::vector<Value*>& inputs, const Json& outs) {
   if (outs.size() != schema.returns().size()) return false;
@@ -184,16 +179,12 @@ bool Builder::foldConstants(const c10::OperatorName& name, const c10::FunctionSc
   return true;
 }
 
-// The serialized argument `name` of `node`, or null when the call did not pass it.
 const Json* Builder::namedArg(const Json& node, const std::string& name) {
   for (const Json& a : arrayAt(node, "inputs", "node"))
     if (a.is_object() && a.value("name", "") == name) return &at(a, "arg", name);
   return nullptr;
 }
 
-// An inference batch norm that is this convolution's only reader folds into the
-// convolution's constant weight and bias (folding.h); the batch norm node is then
-// skipped and its result is the convolution's.
 void Builder::foldBatchNormInto(const std::string& target, const Json& node, NodeSpec& conv) {
   const bool convolution = target == "torch.ops.aten.convolution.default";
   if (!fold_batch_norm_ || block_ != g_->top() || (!convolution && target != "torch.ops.aten.conv2d.default")) return;
@@ -238,8 +229,6 @@ void Builder::foldBatchNormInto(const std::string& target, const Json& node, Nod
   g_->addFoldedNode();
 }
 
-// In-place writes to a parameter or buffer would change the Module's constants
-// across runs (the default export IR keeps `self.count.add_(1)` in place).
 void Builder::checkMutations(const c10::FunctionSchema& schema, const std::vector<Value*>& inputs) {
   for (size_t i = 0; i < schema.arguments().size() && i < inputs.size(); ++i) {
     const auto* alias = schema.arguments()[i].alias_info();

@@ -43,9 +43,6 @@ std::string scalarOverload(const Json& inputs) {
 
 }  // namespace
 
-// "torch.ops.aten.add.Tensor" -> {"aten::add", "Tensor"}; "_operator.mul" on SymInts ->
-// {"aten::mul", "int"} (on a SymFloat and an int: "float_int"); "torch.sym_float" ->
-// {"aten::Float", "int"}.
 c10::OperatorName operatorFor(const std::string& target, const Json& inputs) {
   static const std::string kOps = "torch.ops.", kOperator = "_operator.";
   if (target.rfind("torch.ops.higher_order.", 0) == 0)

@@ -21,6 +21,7 @@
 #include "core/frontend/tensor_bounds.h"
 #include "core/common/error.h"
 #include "core/frontend/torchscript/fold_attributes.h"
+#include "core/graph/fallback_op.h"
 #include "core/graph/graph.h"
 #include "core/common/options.h"
 
@@ -37,6 +38,20 @@ std::string header(const jit::Node* n) {
 }
 
 // Converts a JIT graph (and, recursively, its blocks and fork subgraphs) to brisk's IR.
+// The fallback kernel's way to the JIT's operator for a node (graph.h's FallbackSource).
+class JitFallback final : public FallbackSource {
+ public:
+  explicit JitFallback(jit::Node* node) : node_(node) {}
+  std::optional<FallbackOp> operation() const override {
+    const jit::Operator* op = node_->maybeOperator();
+    if (!op) return std::nullopt;
+    return FallbackOp{op->getOperation(node_), &op->schema()};
+  }
+
+ private:
+  jit::Node* node_;  // owned by the JIT graph the module keeps alive
+};
+
 class Converter {
  public:
   Converter(const std::string& model, Graph& out) : model_(model), g_(out) {}
@@ -61,6 +76,19 @@ class Converter {
     return it->second;
   }
 
+  // What the rest of brisk needs of the JIT node, so that nothing past the frontend
+  // reads TorchScript's IR (the node itself stays alive in the keepalive graph).
+  static FrontendFacts frontendFacts(jit::Node* jn) {
+    FrontendFacts f;
+    f.effectful = jn->hasSideEffects() || jn->isNondeterministic();
+    const jit::SourceRange& range = jn->sourceRange();
+    if (auto src = range.source(); src && src->filename())
+      f.source = SourceLocation{*src->filename(),
+                                static_cast<uint32_t>(src->starting_line_no() + src->lineno_for_offset(range.start()))};
+    f.fallback = std::make_shared<JitFallback>(jn);
+    return f;
+  }
+
   void convertNode(jit::Node* jn, Block* b) {
     if (jn->kind() == c10::prim::Constant) {
       auto iv = jit::toIValue(jn->output());
@@ -82,7 +110,7 @@ class Converter {
     }
     for (const jit::Value* in : jn->inputs()) spec.inputs.push_back(lookup(in, jn));
     for (const jit::Value* out : jn->outputs()) spec.outputs.emplace_back(out->type(), name(out));
-    spec.jit_node = jn;
+    spec.frontend = frontendFacts(jn);
     Node* n = b->appendNode(std::move(spec));
     for (size_t i = 0; i < jn->outputs().size(); ++i) map_[jn->outputs()[i]] = n->output(i);
     for (const jit::Block* sb : jn->blocks()) convertBlock(sb, n->addBlock());

@@ -1,11 +1,11 @@
-#include "tools/cli/stats.h"
+#include "core/report/stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
 
-namespace brisk::cli {
+namespace brisk::report {
 
 double percentile(std::vector<double> s, double q) {
   if (s.empty()) return std::numeric_limits<double>::quiet_NaN();
@@ -40,4 +40,4 @@ LatencySummary summarize(const std::vector<double>& lat) {
   return r;
 }
 
-}  // namespace brisk::cli
+}  // namespace brisk::report

@@ -1,11 +1,12 @@
 #pragma once
-// Minimal hand-written JSON helpers for `brisk bench --json`.
+// The one JSON writer (escaping, numbers, objects, arrays) of brisk's reports: the profile
+// report, the stats table and the CLI's --json outputs. Minimal and hand-written.
 #include <cmath>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-namespace brisk::cli::json {
+namespace brisk::report::json {
 
 inline std::string str(const std::string& s) {
   std::string out = "\"";
@@ -58,4 +59,4 @@ inline std::string array(const std::vector<std::string>& encoded) {
   return out + "]";
 }
 
-}  // namespace brisk::cli::json
+}  // namespace brisk::report::json

@@ -1,7 +1,8 @@
 #pragma once
 // Per-node profile of a Module on one input set: `brisk bench --profile [--trace FILE]`
-// and the Python binding's Module.profile(). Built on core's Profiler (RunOptions), so
-// the numbers are brisk's own step timings, not a sampling profiler's.
+// and the Python binding's Module.profile(), which both print or convert this one
+// report. Built on core's Profiler (RunOptions), so the numbers are brisk's own step
+// timings, not a sampling profiler's.
 //
 // Framework overhead per node = (unprofiled p50 run time - profiled kernel time per
 // run) / node executions per run (docs/architecture.md, "Overhead"). The kernel
@@ -14,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "core/frontend/model_inputs.h"
 #include "core/executor/profiler.h"
+#include "core/frontend/model_inputs.h"
 
 namespace brisk {
 class Module;
 }
 
-namespace brisk::cli {
+namespace brisk::report {
 
 struct ProfileReport {
   std::string model;               // the profiled Module's name (fork children: "<model>/fork#<i>")
@@ -42,10 +43,12 @@ struct ProfileReport {
 };
 
 // Runs `module` `runs` times with a Profiler (after one unprofiled warm-up run) and
-// aggregates per node and per op. `unprofiled_p50_us` < 0: also times `runs`
-// unprofiled runs and takes their median. When `trace_path` is not empty, profiles one
-// more run on its own and writes it as Chrome trace-event JSON (Perfetto or
-// chrome://tracing; fork tasks appear on their own thread rows). Throws brisk::Error.
+// aggregates per node and per op. Every run is served by the CompiledModule current
+// when profiling starts, so a concurrent swapWeights does not split the report.
+// `unprofiled_p50_us` < 0: also times `runs` unprofiled runs and takes their median.
+// When `trace_path` is not empty, profiles one more run on its own and writes it as
+// Chrome trace-event JSON (Perfetto or chrome://tracing; fork tasks appear on their own
+// thread rows). Throws brisk::Error.
 ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int64_t runs,
                             double unprofiled_p50_us = -1, const std::string& trace_path = "");
 
@@ -55,4 +58,4 @@ void printProfile(std::ostream& os, const ProfileReport& report, size_t top);
 // The same as JSON (top `top` rows of each table).
 std::string profileJson(const ProfileReport& report, size_t top);
 
-}  // namespace brisk::cli
+}  // namespace brisk::report

@@ -1,15 +1,16 @@
 #pragma once
-// The one rendering of ModuleStats in the brisk CLI. Every command that shows stats
-// prints moduleStatsText and `bench --json` writes moduleStatsJson; both come from
-// moduleStatsFields, so text and JSON always carry the same fields under the same names.
+// The one field table of ModuleStats. The brisk CLI prints it as moduleStatsText and
+// writes it as moduleStatsJson (`bench --json`); the Python binding's Module.stats()
+// builds its dict from moduleStatsFields too (python/py_reports.h). So every host shows
+// the same fields, and a counter added here reaches all of them.
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "core/executor/module.h"
+#include "core/executor/compiled_module.h"
 
-namespace brisk::cli {
+namespace brisk::report {
 
 // A named group of counters; the first group (name "") holds the top-level ones. The
 // groups follow ModuleStats' members: kernels_by_kind, memory, pool.
@@ -24,4 +25,4 @@ std::string moduleStatsText(const ModuleStats& s);
 // {"nodes": 5, ..., "kernels_by_kind": {"out-variant": 3, ...}, "memory": {...}, "pool": {...}}
 std::string moduleStatsJson(const ModuleStats& s);
 
-}  // namespace brisk::cli
+}  // namespace brisk::report

@@ -1,8 +1,9 @@
-#include "tools/cli/module_stats.h"
+#include "core/report/module_stats.h"
 
-#include "tools/cli/json.h"
+#include "core/kernels/kernel.h"
+#include "core/report/json.h"
 
-namespace brisk::cli {
+namespace brisk::report {
 
 std::vector<StatsGroup> moduleStatsFields(const ModuleStats& s) {
   StatsGroup top{"",
@@ -25,7 +26,13 @@ std::vector<StatsGroup> moduleStatsFields(const ModuleStats& s) {
                      {"scratch_bytes", m.scratch_bytes},
                      {"scratch_allocations", m.scratch_allocations}}};
   const RuntimePoolStats& p = s.pool;
-  StatsGroup pool{"pool", {{"live", p.live}, {"peak", p.peak}, {"created", p.created}, {"waits", p.waits}}};
+  StatsGroup pool{"pool",
+                  {{"live", p.live},
+                   {"idle", p.idle},
+                   {"peak", p.peak},
+                   {"created", p.created},
+                   {"freed", p.freed},
+                   {"waits", p.waits}}};
   return {top, kinds, memory, pool};
 }
 
@@ -49,4 +56,4 @@ std::string moduleStatsJson(const ModuleStats& s) {
   return top.done();
 }
 
-}  // namespace brisk::cli
+}  // namespace brisk::report

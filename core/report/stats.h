@@ -1,9 +1,12 @@
 #pragma once
-// Latency statistics for `brisk bench`.
+// Latency statistics (percentiles, median, mean, a latency summary) shared by everything
+// that reports timings: `brisk bench`, the profile report, the Python binding's
+// Module.benchmark() and tools/bench. Plain C++ (no torch, nothing of core), so a
+// benchmark binary can use it without linking brisk.
 #include <cstddef>
 #include <vector>
 
-namespace brisk::cli {
+namespace brisk::report {
 
 // The q-th percentile (0..100) of `samples`, linear interpolation between closest
 // ranks (numpy's default). NaN for no samples.
@@ -19,4 +22,4 @@ struct LatencySummary {
 };
 LatencySummary summarize(const std::vector<double>& latencies_us);
 
-}  // namespace brisk::cli
+}  // namespace brisk::report

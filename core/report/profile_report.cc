@@ -1,24 +1,26 @@
-#include "tools/cli/profile_report.h"
+#include "core/report/profile_report.h"
 
 #include <algorithm>
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <set>
 
 #include "core/common/error.h"
-#include "core/graph/graph.h"
+#include "core/executor/compiled_module.h"
 #include "core/executor/module.h"
 #include "core/executor/run_options.h"
-#include "tools/cli/format.h"
-#include "tools/cli/json.h"
-#include "tools/cli/stats.h"
-#include "tools/cli/timing.h"
+#include "core/graph/graph.h"
+#include "core/report/format.h"
+#include "core/report/json.h"
+#include "core/report/stats.h"
+#include "core/report/timing.h"
 
-namespace brisk::cli {
+namespace brisk::report {
 namespace {
 
-// One run on a fresh argument vector (Module::run moves from its args).
-void runOnce(const Module& module, const ModelInputs& inputs, const RunOptions& options) {
+// One run on a fresh argument vector (CompiledModule::run moves from its args).
+void runOnce(const CompiledModule& module, const ModelInputs& inputs, const RunOptions& options) {
   (void)module.run(inputs.args, inputs.kwargs, options);
 }
 
@@ -26,7 +28,7 @@ void runOnce(const Module& module, const ModelInputs& inputs, const RunOptions& 
 std::string clip(const std::string& s, size_t n) { return s.size() <= n ? s : s.substr(0, n - 3) + "..."; }
 
 // The node's text, prefixed with its fork child ("[fork#0] ...") when it is not in the
-// top module (child Modules are named "<model>/fork#<i>").
+// top module (fork children are CompiledModules named "<model>/fork#<i>").
 std::string nodeText(const Profiler::Stat& s, const std::string& top) {
   std::string where = s.model.rfind(top, 0) == 0 ? s.model.substr(top.size()) : s.model;
   if (!where.empty() && where[0] == '/') where.erase(0, 1);
@@ -69,22 +71,24 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
   ProfileReport r;
   r.model = module.name();
   r.runs = runs;
+  // Every run below is served by this one compiled form, which is also what the
+  // profiler's events name (fork children are its children()).
+  const std::shared_ptr<const CompiledModule> top = module.compiled();
   // Warm-up: the first run records shapes and lays out the memory plan; it is not
   // representative of steady state.
-  runOnce(module, inputs, RunOptions{});
+  runOnce(*top, inputs, RunOptions{});
   if (unprofiled_p50_us < 0)
-    unprofiled_p50_us = median(timeCalls([&] { runOnce(module, inputs, RunOptions{}); }, runs, 0));
+    unprofiled_p50_us = median(timeCalls([&] { runOnce(*top, inputs, RunOptions{}); }, runs, 0));
   r.unprofiled_p50_us = unprofiled_p50_us;
 
   Profiler profiler;
   RunOptions options;
   options.profiler = &profiler;
-  r.profiled_run_us = median(timeCalls([&] { runOnce(module, inputs, options); }, runs, 0));
+  r.profiled_run_us = median(timeCalls([&] { runOnce(*top, inputs, options); }, runs, 0));
   // Kernel time per run as the median over runs of each run's sum of kernel-node times (Profiler::isKernelNode):
   // a mean would let a few preempted or page-faulting runs (a shared machine) decide.
   // Events arrive in completion order; a run's own event (node == null) comes after
   // all of its nodes, fork children's included (aten::wait joins them first).
-  const std::shared_ptr<const Module> top = module.generation();  // what the events name
   size_t node_events = 0;
   std::set<uint32_t> threads;
   std::vector<double> per_run;
@@ -112,7 +116,7 @@ ProfileReport profileModule(const Module& module, const ModelInputs& inputs, int
     Profiler one;
     RunOptions trace_options;
     trace_options.profiler = &one;
-    runOnce(module, inputs, trace_options);
+    runOnce(*top, inputs, trace_options);
     std::ofstream out(trace_path);
     if (!out) throw Error("cannot write trace file: " + trace_path);
     one.writeChromeTrace(out);
@@ -173,4 +177,4 @@ std::string profileJson(const ProfileReport& r, size_t top) {
       .done();
 }
 
-}  // namespace brisk::cli
+}  // namespace brisk::report
